@@ -1,0 +1,521 @@
+/**
+ * A local, strict stand-in for the Anthropic Messages API.
+ *
+ * The real API cannot be reached from tests or CI, and public mock servers accept anything that is
+ * valid JSON. This one refuses what the real API refuses, with the same HTTP status, error envelope
+ * and message text (see ../shared/anthropic-api-notes.md in the steering repo, section 3), so code
+ * that would get a 400 in production gets a 400 here too.
+ *
+ *   const fake = await startFakeAnthropic({ replies: [reply(toolUse('bash', { command: 'ls' })), reply(text('done'))] });
+ *   const client = new Anthropic({ apiKey: 'test', baseURL: fake.url });
+ *   ...
+ *   fake.requests   // every request: headers, body, token estimate, and why it was refused (if it was)
+ *   await fake.close();
+ *
+ * Plumbing only: no chapter's mechanism lives here. The offline demo model (offline-model.ts) is this
+ * server with a rule-based `respond` function.
+ */
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+
+// ── What a test scripts ─────────────────────────────────────────────────────────────────────────
+
+export type ReplyBlock =
+  | { type: 'text'; text: string }
+  | { type: 'tool_use'; id?: string; name: string; input: unknown };
+
+export type StopReason =
+  | 'end_turn'
+  | 'max_tokens'
+  | 'stop_sequence'
+  | 'tool_use'
+  | 'pause_turn'
+  | 'refusal'
+  | 'model_context_window_exceeded';
+
+/** A message the fake answers with, plus optional faults for the streamed form. */
+export interface MessageReply {
+  content: ReplyBlock[];
+  /** Defaults to 'tool_use' when the content has a tool_use block, else 'end_turn'. */
+  stop_reason?: StopReason;
+  /** Overrides for the usage numbers (otherwise estimated). */
+  usage?: { input_tokens?: number; output_tokens?: number };
+  /** Stream faults: an `event: error` after N complete blocks, or the connection dropped after N. */
+  errorAfterBlocks?: number;
+  dropAfterBlocks?: number;
+  /** Milliseconds to wait between SSE events (to watch streaming, or to test Ctrl+C). */
+  eventDelayMs?: number;
+}
+
+/** An HTTP error instead of a message (429/529/500/401 …). */
+export interface ErrorReply {
+  error: { status: number; type?: string; message?: string; headers?: Record<string, string> };
+}
+
+export type Reply = MessageReply | ErrorReply;
+
+export interface RespondContext {
+  /** 0-based index of this request among all /v1/messages requests (refused ones included). */
+  index: number;
+  /** Every request so far, this one last. */
+  requests: RecordedRequest[];
+  /** The request's token estimate (what `usage.input_tokens` reports). */
+  inputTokens: number;
+}
+
+export type Respond = (body: any, ctx: RespondContext) => Reply | Promise<Reply>;
+
+export interface ApiErrorInfo {
+  status: number;
+  type: string;
+  message: string;
+}
+
+export interface RecordedRequest {
+  method: string;
+  path: string;
+  headers: Record<string, string>;
+  body: any;
+  /** Token estimate of the request (system + messages + tools). */
+  inputTokens: number;
+  /** Set when validation refused the request: what the real API would have said. */
+  refused?: ApiErrorInfo;
+  /** Set when the scripted reply was an injected HTTP error. */
+  injected?: ApiErrorInfo;
+}
+
+export interface FakeOptions {
+  /** Called for every valid /v1/messages request. */
+  respond?: Respond;
+  /** Or: a queue of replies, one per valid request. */
+  replies?: Reply[];
+  /** Input limit in tokens (default 200,000). */
+  contextWindow?: number;
+  /** Output limit for max_tokens (default 64,000). */
+  maxOutputTokens?: number;
+  /** If set, only this key is accepted (x-api-key or Bearer). */
+  apiKey?: string;
+  /** Older models accepted a final assistant message ("prefill"); newer ones refuse it. Default false. */
+  allowPrefill?: boolean;
+  /** Listen port (default 0: any free port). */
+  port?: number;
+  /** Let the process exit while the server is idle (the offline model in a CLI wants this). */
+  unref?: boolean;
+}
+
+export interface FakeAnthropic {
+  url: string;
+  requests: RecordedRequest[];
+  close(): Promise<void>;
+}
+
+// Small builders so tests read like the conversation they script.
+export const text = (t: string): ReplyBlock => ({ type: 'text', text: t });
+export const toolUse = (name: string, input: unknown, id?: string): ReplyBlock => ({ type: 'tool_use', name, input, id });
+export const reply = (...content: ReplyBlock[]): MessageReply => ({ content });
+export const httpError = (status: number, message?: string, headers?: Record<string, string>): ErrorReply => ({
+  error: { status, message, headers },
+});
+
+// ── Token estimate ──────────────────────────────────────────────────────────────────────────────
+
+/** One deterministic estimate, used for usage numbers, count_tokens and the context window. */
+export function estimateTokens(body: { system?: unknown; messages?: unknown; tools?: unknown }): number {
+  const chars = JSON.stringify([body.system ?? '', body.messages ?? [], body.tools ?? []]).length;
+  return Math.ceil(chars / 4);
+}
+
+// ── Validation: section 3 of the API notes ──────────────────────────────────────────────────────
+
+const ERROR_TYPES: Record<number, string> = {
+  400: 'invalid_request_error',
+  401: 'authentication_error',
+  403: 'permission_error',
+  404: 'not_found_error',
+  413: 'request_too_large',
+  429: 'rate_limit_error',
+  500: 'api_error',
+  529: 'overloaded_error',
+};
+
+/** Top-level fields the Messages API accepts (SDK 1.11 MessageCreateParams, after it strips its own). */
+const MESSAGE_FIELDS = new Set([
+  'model', 'max_tokens', 'messages', 'system', 'tools', 'tool_choice', 'stop_sequences', 'stream', 'metadata',
+  'thinking', 'cache_control', 'service_tier', 'container', 'diagnostics', 'inference_geo', 'output_config', 'speed',
+]);
+const COUNT_FIELDS = new Set(['model', 'messages', 'system', 'tools', 'tool_choice', 'thinking', 'cache_control', 'output_config']);
+
+const TOOL_NAME = /^[a-zA-Z0-9_-]{1,128}$/;
+const MAX_BODY_BYTES = 32 * 1024 * 1024;
+
+class Refusal extends Error {
+  constructor(readonly status: number, message: string) {
+    super(message);
+  }
+}
+const bad = (message: string) => new Refusal(400, message);
+
+const isObject = (v: unknown): v is Record<string, any> => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+function checkHeaders(headers: Record<string, string>, opts: FakeOptions): void {
+  const bearer = headers['authorization']?.match(/^Bearer\s+(.+)$/i)?.[1];
+  const key = headers['x-api-key'] || bearer;
+  if (!key) throw new Refusal(401, 'x-api-key header is required');
+  if (opts.apiKey !== undefined && key !== opts.apiKey && headers['x-api-key'] !== opts.apiKey) {
+    throw new Refusal(401, 'invalid x-api-key');
+  }
+  if (!headers['anthropic-version']) throw bad('anthropic-version: header is required');
+}
+
+function checkTextBlock(block: any, where: string): void {
+  if (typeof block.text !== 'string') throw bad(`${where}.text: Field required`);
+  if (block.text === '') throw bad('messages: text content blocks must be non-empty');
+  if (!block.text.trim()) throw bad('messages: text content blocks must contain non-whitespace text');
+}
+
+function checkSystem(system: unknown): void {
+  if (system === undefined || typeof system === 'string') return;
+  if (!Array.isArray(system)) throw bad('system: Input should be a valid string');
+  system.forEach((b, j) => {
+    if (!isObject(b) || b.type !== 'text') throw bad(`system.${j}.type: Input should be 'text'`);
+    if (b.text === '') throw bad('system: text content blocks must be non-empty');
+  });
+}
+
+function checkTools(tools: unknown): void {
+  if (tools === undefined) return;
+  if (!Array.isArray(tools)) throw bad('tools: Input should be a valid list');
+  tools.forEach((t, i) => {
+    if (!isObject(t)) throw bad(`tools.${i}: Input should be a valid dictionary`);
+    if (t.type !== undefined && t.type !== 'custom') return; // server tools (web_search …) have their own shapes
+    if (typeof t.name !== 'string' || !TOOL_NAME.test(t.name)) {
+      throw bad(`tools.${i}.custom.name: String should match pattern '^[a-zA-Z0-9_-]{1,128}$'`);
+    }
+    if (!isObject(t.input_schema)) throw bad(`tools.${i}.custom.input_schema: Field required`);
+    // Not quoted in the notes; this is the wording the API's validator uses for a literal mismatch.
+    if (t.input_schema.type !== 'object') throw bad(`tools.${i}.custom.input_schema.type: Input should be 'object'`);
+  });
+}
+
+/** The content of one message as blocks (a string is one text block). */
+function blocksOf(content: unknown): any[] {
+  return typeof content === 'string' ? [{ type: 'text', text: content }] : (content as any[]);
+}
+
+function checkMessages(messages: unknown, opts: FakeOptions): void {
+  if (messages === undefined) throw bad('messages: Field required');
+  if (!Array.isArray(messages)) throw bad('messages: Input should be a valid list');
+  if (messages.length === 0) throw bad('messages: at least one message is required');
+
+  // Shape of each message and block.
+  messages.forEach((m, i) => {
+    if (!isObject(m)) throw bad(`messages.${i}: Input should be a valid dictionary`);
+    if (m.role !== 'user' && m.role !== 'assistant') throw bad(`messages.${i}.role: Input should be 'user' or 'assistant'`);
+    if (typeof m.content !== 'string' && !Array.isArray(m.content)) {
+      throw bad(`messages.${i}.content: Input should be a valid list`);
+    }
+    const isFinalAssistant = i === messages.length - 1 && m.role === 'assistant';
+    if ((m.content.length === 0) && !isFinalAssistant) {
+      throw bad(`messages.${i}: all messages must have non-empty content except for the optional final assistant message`);
+    }
+    blocksOf(m.content).forEach((b, j) => {
+      const where = `messages.${i}.content.${j}`;
+      if (!isObject(b) || typeof b.type !== 'string') throw bad(`${where}: Input should be a valid dictionary`);
+      if (b.type === 'text') checkTextBlock(b, where);
+      if (b.type === 'tool_use') {
+        if (m.role !== 'assistant') throw bad(`${where}: tool_use blocks can only appear in assistant messages`);
+        if (typeof b.id !== 'string' || typeof b.name !== 'string') throw bad(`${where}.tool_use: id and name are required`);
+        if (!isObject(b.input)) throw bad(`${where}.tool_use.input: Input should be a valid dictionary`);
+      }
+      if (b.type === 'tool_result') {
+        if (m.role !== 'user') throw bad(`${where}: tool_result blocks can only appear in user messages`);
+        if (typeof b.tool_use_id !== 'string') throw bad(`${where}.tool_result.tool_use_id: Field required`);
+        if (Array.isArray(b.content)) {
+          b.content.forEach((c: any, k: number) => c?.type === 'text' && checkTextBlock(c, `${where}.content.${k}`));
+        }
+      }
+    });
+  });
+
+  // Consecutive messages of one role are merged into one turn before the pairing rules apply.
+  type Turn = { role: string; blocks: { block: any; i: number; j: number }[] };
+  const turns: Turn[] = [];
+  messages.forEach((m, i) => {
+    const blocks = blocksOf(m.content).map((block, j) => ({ block, i, j }));
+    const last = turns.at(-1);
+    if (last && last.role === m.role) last.blocks.push(...blocks);
+    else turns.push({ role: m.role, blocks });
+  });
+
+  turns.forEach((turn, t) => {
+    const prev = turns[t - 1];
+    const next = turns[t + 1];
+    if (turn.role === 'assistant') {
+      // Every tool_use must be answered by a tool_result in the very next turn.
+      const uses = turn.blocks.filter((x) => x.block.type === 'tool_use');
+      if (uses.length === 0) return;
+      const answered = new Set(
+        (next?.role === 'user' ? next.blocks : []).filter((x) => x.block.type === 'tool_result').map((x) => x.block.tool_use_id),
+      );
+      const missing = uses.filter((x) => !answered.has(x.block.id));
+      if (missing.length > 0) {
+        throw bad(
+          `messages.${missing[0].i}: \`tool_use\` ids were found without \`tool_result\` blocks immediately after: ` +
+            `${missing.map((x) => x.block.id).join(', ')}. Each \`tool_use\` block must have a corresponding ` +
+            '`tool_result` block in the next message.',
+        );
+      }
+      // …and the answers open that turn, before any other block.
+      const leading = next.blocks.findIndex((x) => x.block.type !== 'tool_result');
+      const leadingResults = leading === -1 ? next.blocks.length : leading;
+      if (leadingResults < uses.length) {
+        throw bad(
+          `messages.${next.blocks[0].i}: Did not find ${uses.length} \`tool_result\` block(s) at the beginning of this ` +
+            'message. Messages following `tool_use` blocks must begin with a matching number of `tool_result` blocks.',
+        );
+      }
+    } else {
+      // Every tool_result must answer a tool_use of the turn just before.
+      const offered = new Set(
+        (prev?.role === 'assistant' ? prev.blocks : []).filter((x) => x.block.type === 'tool_use').map((x) => x.block.id),
+      );
+      for (const x of turn.blocks) {
+        if (x.block.type === 'tool_result' && !offered.has(x.block.tool_use_id)) {
+          throw bad(
+            `messages.${x.i}.content.${x.j}: unexpected \`tool_use_id\` found in \`tool_result\` blocks: ` +
+              `${x.block.tool_use_id}. Each \`tool_result\` block must have a corresponding \`tool_use\` block in the previous message.`,
+          );
+        }
+      }
+    }
+  });
+
+  const last = messages.at(-1);
+  if (last.role === 'assistant') {
+    if (!opts.allowPrefill) {
+      throw bad('This model does not support assistant message prefill. The conversation must end with a user message.');
+    }
+    const tail = blocksOf(last.content).at(-1);
+    if (tail?.type === 'text' && /\s$/.test(tail.text)) {
+      throw bad('messages: final assistant content cannot end with trailing whitespace');
+    }
+  }
+}
+
+/** Throws a Refusal with the real API's status and message, or returns the token estimate. */
+function validate(path: string, headers: Record<string, string>, body: unknown, opts: FakeOptions): number {
+  checkHeaders(headers, opts);
+  if (!isObject(body)) throw bad('body: Input should be a valid dictionary');
+  const allowed = path === '/v1/messages' ? MESSAGE_FIELDS : COUNT_FIELDS;
+  for (const field of Object.keys(body)) {
+    if (!allowed.has(field)) throw bad(`${field}: Extra inputs are not permitted`);
+  }
+  if (typeof body.model !== 'string' || !body.model) throw bad('model: Field required');
+  if (path === '/v1/messages') {
+    const limit = opts.maxOutputTokens ?? 64_000;
+    if (body.max_tokens === undefined) throw bad('max_tokens: Field required');
+    if (!Number.isInteger(body.max_tokens) || body.max_tokens < 1) {
+      throw bad('max_tokens: Input should be greater than or equal to 1');
+    }
+    if (body.max_tokens > limit) {
+      throw bad(`max_tokens: ${body.max_tokens} > ${limit}, which is the maximum allowed number of output tokens for ${body.model}`);
+    }
+  }
+  checkSystem(body.system);
+  checkTools(body.tools);
+  checkMessages(body.messages, opts);
+  const tokens = estimateTokens(body);
+  const window = opts.contextWindow ?? 200_000;
+  if (tokens > window) throw bad(`prompt is too long: ${tokens} tokens > ${window} maximum`);
+  return tokens;
+}
+
+// ── The server ──────────────────────────────────────────────────────────────────────────────────
+
+export async function startFakeAnthropic(options: FakeOptions = {}): Promise<FakeAnthropic> {
+  const requests: RecordedRequest[] = [];
+  const queue = [...(options.replies ?? [])];
+  const respond: Respond =
+    options.respond ??
+    (() =>
+      queue.shift() ?? {
+        error: { status: 500, message: 'fake-anthropic: no scripted reply left for this request', headers: { 'x-should-retry': 'false' } },
+      });
+  let messageCount = 0;
+  let requestCount = 0;
+
+  const server = createServer(async (req, res) => {
+    const requestId = `req_fake_${String(++requestCount).padStart(4, '0')}`;
+    const raw = await readBody(req);
+    const headers = Object.fromEntries(Object.entries(req.headers).map(([k, v]) => [k, String(v)]));
+    const path = (req.url ?? '').split('?')[0];
+    let body: any;
+    try {
+      body = raw.length ? JSON.parse(raw.toString('utf8')) : undefined;
+    } catch {
+      body = undefined;
+    }
+    const rec: RecordedRequest = { method: req.method ?? '', path, headers, body, inputTokens: 0 };
+
+    if (req.method !== 'POST' || (path !== '/v1/messages' && path !== '/v1/messages/count_tokens')) {
+      return sendError(res, requestId, { status: 404, type: 'not_found_error', message: 'Not Found' });
+    }
+    requests.push(rec);
+    try {
+      if (raw.length > MAX_BODY_BYTES) throw new Refusal(413, 'Request exceeds the maximum allowed number of bytes.');
+      if (body === undefined) throw bad('There was an error parsing the body of your request: not valid JSON.');
+      rec.inputTokens = validate(path, headers, body, options);
+    } catch (err) {
+      if (!(err instanceof Refusal)) throw err;
+      rec.refused = { status: err.status, type: ERROR_TYPES[err.status], message: err.message };
+      return sendError(res, requestId, rec.refused);
+    }
+
+    if (path === '/v1/messages/count_tokens') return sendJson(res, 200, { input_tokens: rec.inputTokens }, requestId);
+
+    const index = requests.filter((r) => r.path === '/v1/messages').length - 1;
+    let answer: Reply;
+    try {
+      answer = await respond(body, { index, requests, inputTokens: rec.inputTokens });
+    } catch (err) {
+      answer = { error: { status: 500, message: `fake-anthropic: respond() threw: ${(err as Error).message}`, headers: { 'x-should-retry': 'false' } } };
+    }
+    if ('error' in answer) {
+      const { status, type = ERROR_TYPES[status] ?? 'api_error', message = defaultMessage(status), headers: extra } = answer.error;
+      rec.injected = { status, type, message };
+      return sendError(res, requestId, rec.injected, extra);
+    }
+    const message = buildMessage(answer, body.model, rec.inputTokens, ++messageCount);
+    if (body.stream) return streamMessage(res, requestId, message, answer);
+    sendJson(res, 200, message, requestId);
+  });
+
+  await new Promise<void>((resolve) => server.listen(options.port ?? 0, '127.0.0.1', resolve));
+  if (options.unref) {
+    server.unref();
+    server.on('connection', (socket) => socket.unref()); // idle keep-alive sockets too
+  }
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}`,
+    requests,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}
+
+function defaultMessage(status: number): string {
+  if (status === 529) return 'Overloaded';
+  if (status === 429) return 'Number of request tokens has exceeded your per-minute rate limit';
+  if (status === 401) return 'invalid x-api-key';
+  return 'Internal server error';
+}
+
+function readBody(req: IncomingMessage): Promise<Buffer> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => resolve(Buffer.concat(chunks)));
+    req.on('error', reject);
+  });
+}
+
+function sendJson(res: ServerResponse, status: number, payload: unknown, requestId: string, extra: Record<string, string> = {}) {
+  res.writeHead(status, { 'content-type': 'application/json', 'request-id': requestId, ...extra });
+  res.end(JSON.stringify(payload));
+}
+
+function sendError(res: ServerResponse, requestId: string, e: ApiErrorInfo, extra: Record<string, string> = {}) {
+  // The real API tells clients not to retry a 4xx it refused (429 and friends are the caller's to set).
+  const retry: Record<string, string> = e.status >= 400 && e.status < 500 && ![408, 409, 429].includes(e.status) ? { 'x-should-retry': 'false' } : {};
+  sendJson(res, e.status, { type: 'error', error: { type: e.type, message: e.message }, request_id: requestId }, requestId, { ...retry, ...extra });
+}
+
+function buildMessage(answer: MessageReply, model: string, inputTokens: number, n: number) {
+  const content = answer.content.map((b, k) =>
+    b.type === 'text'
+      ? { type: 'text', text: b.text }
+      : { type: 'tool_use', id: b.id ?? `toolu_fake_${String(n).padStart(3, '0')}_${k}`, name: b.name, input: b.input },
+  );
+  const stop_reason = answer.stop_reason ?? (content.some((b) => b.type === 'tool_use') ? 'tool_use' : 'end_turn');
+  return {
+    id: `msg_fake_${String(n).padStart(4, '0')}`,
+    type: 'message',
+    role: 'assistant',
+    model,
+    content,
+    stop_reason,
+    stop_sequence: null,
+    usage: {
+      input_tokens: answer.usage?.input_tokens ?? inputTokens,
+      cache_creation_input_tokens: 0,
+      cache_read_input_tokens: 0,
+      output_tokens: answer.usage?.output_tokens ?? Math.max(1, Math.ceil(JSON.stringify(content).length / 4)),
+    },
+  };
+}
+
+/** Cut a string into pieces of about `size` characters. */
+function pieces(s: string, size: number): string[] {
+  const out: string[] = [];
+  for (let i = 0; i < s.length; i += size) out.push(s.slice(i, i + size));
+  return out.length ? out : [''];
+}
+
+async function streamMessage(res: ServerResponse, requestId: string, message: ReturnType<typeof buildMessage>, answer: MessageReply) {
+  res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', 'request-id': requestId });
+  const delay = answer.eventDelayMs ?? 0;
+  const send = async (event: string, data: unknown) => {
+    if (res.destroyed) return;
+    res.write(`event: ${event}\ndata: ${JSON.stringify(data)}\n\n`);
+    if (delay) await new Promise((r) => setTimeout(r, delay));
+  };
+
+  await send('message_start', {
+    type: 'message_start',
+    message: { ...message, content: [], stop_reason: null, stop_sequence: null, usage: { ...message.usage, output_tokens: 1 } },
+  });
+  for (const [index, block] of message.content.entries()) {
+    if (answer.errorAfterBlocks === index) {
+      await send('error', { type: 'error', error: { type: 'overloaded_error', message: 'Overloaded' } });
+      return res.end();
+    }
+    if (answer.dropAfterBlocks === index) return res.socket?.destroy();
+    if (block.type === 'text') {
+      await send('content_block_start', { type: 'content_block_start', index, content_block: { type: 'text', text: '' } });
+      if (index === 0) await send('ping', { type: 'ping' });
+      for (const part of pieces(block.text!, 24)) {
+        await send('content_block_delta', { type: 'content_block_delta', index, delta: { type: 'text_delta', text: part } });
+      }
+    } else {
+      await send('content_block_start', {
+        type: 'content_block_start',
+        index,
+        content_block: { type: 'tool_use', id: block.id, name: block.name, input: {} },
+      });
+      if (index === 0) await send('ping', { type: 'ping' });
+      // Split the JSON in three, mid-string: a client that does not reassemble the fragments gets garbage.
+      const json = JSON.stringify(block.input);
+      const third = Math.max(1, Math.ceil(json.length / 3));
+      for (const part of pieces(json, third)) {
+        await send('content_block_delta', { type: 'content_block_delta', index, delta: { type: 'input_json_delta', partial_json: part } });
+      }
+    }
+    await send('content_block_stop', { type: 'content_block_stop', index });
+  }
+  if (answer.errorAfterBlocks !== undefined && answer.errorAfterBlocks >= message.content.length) {
+    await send('error', { type: 'error', error: { type: 'overloaded_error', message: 'Overloaded' } });
+    return res.end();
+  }
+  if (answer.dropAfterBlocks !== undefined && answer.dropAfterBlocks >= message.content.length) return res.socket?.destroy();
+  await send('message_delta', {
+    type: 'message_delta',
+    delta: { stop_reason: message.stop_reason, stop_sequence: null },
+    usage: { output_tokens: message.usage.output_tokens },
+  });
+  await send('message_stop', { type: 'message_stop' });
+  res.end();
+}

@@ -1,0 +1,4 @@
+import { afterAll } from 'vitest';
+import { cleanupTemp } from './run-chapter.ts';
+
+afterAll(() => cleanupTemp());
