@@ -161,7 +161,7 @@ function checkHeaders(headers: Record<string, string>, opts: FakeOptions): void 
   const bearer = headers['authorization']?.match(/^Bearer\s+(.+)$/i)?.[1];
   const key = headers['x-api-key'] || bearer;
   if (!key) throw new Refusal(401, 'x-api-key header is required');
-  if (opts.apiKey !== undefined && key !== opts.apiKey && headers['x-api-key'] !== opts.apiKey) {
+  if (opts.apiKey !== undefined && bearer !== opts.apiKey && headers['x-api-key'] !== opts.apiKey) {
     throw new Refusal(401, 'invalid x-api-key');
   }
   if (!headers['anthropic-version']) throw bad('anthropic-version: header is required');
@@ -465,6 +465,11 @@ function pieces(s: string, size: number): string[] {
   return out.length ? out : [''];
 }
 
+/** Cut the connection mid-stream, after what was written so far has reached the client. */
+function drop(res: ServerResponse): Promise<void> {
+  return new Promise((resolve) => res.write('', () => (res.socket?.destroy(), resolve())));
+}
+
 async function streamMessage(res: ServerResponse, requestId: string, message: ReturnType<typeof buildMessage>, answer: MessageReply) {
   res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', 'request-id': requestId });
   const delay = answer.eventDelayMs ?? 0;
@@ -483,7 +488,7 @@ async function streamMessage(res: ServerResponse, requestId: string, message: Re
       await send('error', { type: 'error', error: { type: 'overloaded_error', message: 'Overloaded' } });
       return res.end();
     }
-    if (answer.dropAfterBlocks === index) return res.socket?.destroy();
+    if (answer.dropAfterBlocks === index) return drop(res);
     if (block.type === 'text') {
       await send('content_block_start', { type: 'content_block_start', index, content_block: { type: 'text', text: '' } });
       if (index === 0) await send('ping', { type: 'ping' });
@@ -510,7 +515,7 @@ async function streamMessage(res: ServerResponse, requestId: string, message: Re
     await send('error', { type: 'error', error: { type: 'overloaded_error', message: 'Overloaded' } });
     return res.end();
   }
-  if (answer.dropAfterBlocks !== undefined && answer.dropAfterBlocks >= message.content.length) return res.socket?.destroy();
+  if (answer.dropAfterBlocks !== undefined && answer.dropAfterBlocks >= message.content.length) return drop(res);
   await send('message_delta', {
     type: 'message_delta',
     delta: { stop_reason: message.stop_reason, stop_sequence: null },
