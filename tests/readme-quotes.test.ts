@@ -1,0 +1,51 @@
+/**
+ * Every ```ts block in a chapter's README must be a quote of that chapter's code.ts, so the docs
+ * cannot drift from the code. Indentation and blank lines are ignored; a line that is only
+ * `// ...` marks an elision: the pieces around it must appear in code.ts in that order.
+ */
+import { existsSync, readFileSync, readdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { REPO } from './helpers/run-chapter.ts';
+
+const chapters = readdirSync(REPO).filter((d) => /^s\d\d_/.test(d) && existsSync(join(REPO, d, 'README.md')));
+const norm = (text: string) => text.split('\n').map((l) => l.trim()).filter(Boolean);
+
+/** The quoted pieces of each ```ts block: runs of lines between `// ...` elisions. */
+function quotes(readme: string): string[][][] {
+  return [...readme.matchAll(/```ts\n([\s\S]*?)```/g)].map(([, body]) => {
+    const pieces: string[][] = [[]];
+    for (const line of norm(body)) {
+      if (/^\/\/\s*(\.\.\.|…)$/.test(line)) pieces.push([]);
+      else pieces.at(-1)!.push(line);
+    }
+    return pieces.filter((p) => p.length > 0);
+  });
+}
+
+/** Index just past `piece` in `code` (searching from `from`), or -1. */
+function find(code: string[], piece: string[], from: number): number {
+  for (let i = from; i + piece.length <= code.length; i++) {
+    if (piece.every((line, k) => code[i + k] === line)) return i + piece.length;
+  }
+  return -1;
+}
+
+describe.each(chapters)('%s README quotes its code.ts', (chapter) => {
+  const readme = readFileSync(join(REPO, chapter, 'README.md'), 'utf8');
+  const code = norm(readFileSync(join(REPO, chapter, 'code.ts'), 'utf8'));
+  const blocks = quotes(readme);
+
+  it('has at least one ```ts quote', () => expect(blocks.length).toBeGreaterThan(0));
+
+  blocks.forEach((pieces, n) => {
+    it(`block ${n + 1} appears in code.ts`, () => {
+      let at = 0;
+      for (const piece of pieces) {
+        const next = find(code, piece, at);
+        expect(next, `README ts block ${n + 1} quotes lines that are not in ${chapter}/code.ts (in this order):\n${piece.join('\n')}`).not.toBe(-1);
+        at = next;
+      }
+    });
+  });
+});
