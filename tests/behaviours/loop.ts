@@ -1,0 +1,157 @@
+/**
+ * What every chapter's agent loop must do, from s01 on. Each chapter's test file calls
+ * `loopBehaviours('sNN')`, so a later chapter that breaks the loop fails the same checks s01 passes.
+ */
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { httpError, reply, text, toolUse, type MessageReply } from '../../shared/fake-anthropic.ts';
+import { runChapter, runRepl } from '../helpers/run-chapter.ts';
+
+/** The tool_result blocks of the last message of a recorded request body. */
+const lastResults = (body: any) => (body.messages.at(-1).content as any[]).filter((b) => b.type === 'tool_result');
+
+export function loopBehaviours(chapter: string) {
+  describe(`${chapter}: the agent loop`, () => {
+    it('runs a bash tool call and sends its output back as a tool_result with the same id', async () => {
+      const run = await runChapter(chapter, {
+        args: ['-p', 'say hello'],
+        replies: [reply(text('Let me check.'), toolUse('bash', { command: 'echo "hello from bash"' }, 'toolu_A')), reply(text('All done.'))],
+      });
+      expect(run.code, `the run should exit 0; stderr was:\n${run.stderr}`).toBe(0);
+      expect(run.requests, 'one call for the tool_use, one more with its result').toHaveLength(2);
+      const [result] = lastResults(run.requests[1].body);
+      expect(result, 'after a tool_use the loop must send a tool_result answering the same id').toMatchObject({ tool_use_id: 'toolu_A' });
+      expect(JSON.stringify(result.content), 'the tool_result must carry what the command printed').toContain('hello from bash');
+      expect(run.stdout, 'each tool call is shown to the reader as "$ <command>"').toContain('$ echo "hello from bash"');
+      expect(run.stdout, 'the final answer is printed').toContain('All done.');
+    });
+
+    it('answers two tool calls from one reply in order, in a single user message', async () => {
+      const run = await runChapter(chapter, {
+        args: ['-p', 'two things'],
+        replies: [
+          reply(toolUse('bash', { command: 'echo first' }, 'toolu_1'), toolUse('bash', { command: 'echo second' }, 'toolu_2')),
+          reply(text('Both ran.')),
+        ],
+      });
+      expect(run.code).toBe(0);
+      const results = lastResults(run.requests[1].body);
+      expect(results.map((r: any) => r.tool_use_id), 'both results, in the order of the calls, in ONE message').toEqual(['toolu_1', 'toolu_2']);
+      expect(JSON.stringify(results[0].content)).toContain('first');
+      expect(JSON.stringify(results[1].content)).toContain('second');
+    });
+
+    it('ends the turn when the reply calls no tool', async () => {
+      const run = await runChapter(chapter, { args: ['-p', 'hi'], replies: [reply(text('Just text, no tools.'))] });
+      expect(run.code).toBe(0);
+      expect(run.requests, 'a text-only reply must not trigger another model call').toHaveLength(1);
+      expect(run.stdout).toContain('Just text, no tools.');
+    });
+
+    it('streams: text is printed as it arrives, before the reply is complete', async () => {
+      // The stream fails after the first block. A loop that waits for the whole reply before printing shows nothing.
+      const broken: MessageReply = { content: [text('Partial answer that was streamed'), text('never sent')], errorAfterBlocks: 1 };
+      const run = await runChapter(chapter, { args: ['-p', 'stream please'], replies: [broken] });
+      expect(run.requests[0].body.stream, 'the request must ask for a stream (client.messages.stream)').toBe(true);
+      expect(run.stdout, 'text deltas should be written to stdout as they arrive').toContain('Partial answer that was streamed');
+      expect(run.code, 'a stream that fails is an API error: exit 1').toBe(1);
+    });
+
+    it('prints a usage line with the input tokens after every model call', async () => {
+      const run = await runChapter(chapter, {
+        args: ['-p', 'go'],
+        replies: [reply(toolUse('bash', { command: 'true' })), reply(text('ok'))],
+      });
+      const shown = [...run.stdout.matchAll(/tokens in (\d+)/g)].map((m) => Number(m[1]));
+      expect(shown, 'one "tokens in N" line per call, with the API-reported numbers').toEqual(run.requests.map((r) => r.inputTokens));
+      expect(shown[1], 'the second call sends the whole conversation again, so its input is larger').toBeGreaterThan(shown[0]);
+    });
+
+    it('does not run a tool call from a reply cut off at max_tokens, and says so', async () => {
+      const cut: MessageReply = { content: [text('I will create it'), toolUse('bash', { command: 'touch should-not-exist' })], stop_reason: 'max_tokens' };
+      const run = await runChapter(chapter, { args: ['-p', 'make a file'], replies: [cut] });
+      expect(run.code).toBe(0);
+      expect(existsSync(join(run.workspace, 'should-not-exist')), 'a cut-off tool call may have half its input: never run it').toBe(false);
+      expect(run.stdout, 'the reader should see that the reply was cut').toMatch(/max_tokens/);
+    });
+
+    it('keeps the conversation valid after a cut-off reply (the next prompt is not refused)', async () => {
+      const cut: MessageReply = { content: [toolUse('bash', { command: 'echo half' })], stop_reason: 'max_tokens' };
+      const run = await runRepl(chapter, ['first', 'second', 'exit'], { replies: [cut, reply(text('fine'))] });
+      // runRepl fails the test by itself if the fake refused the second request (a dangling tool_use).
+      expect(run.requests).toHaveLength(2);
+      expect(run.stdout).toContain('fine');
+    });
+
+    it('reports a refusal instead of silently stopping', async () => {
+      const run = await runChapter(chapter, { args: ['-p', 'x'], replies: [{ content: [text('I cannot help with that.')], stop_reason: 'refusal' }] });
+      expect(run.code).toBe(0);
+      expect(run.stdout).toMatch(/declined|refus/i);
+    });
+
+    it('stops a runaway loop at its round bound with a message', async () => {
+      const run = await runChapter(chapter, { args: ['-p', 'loop'], respond: () => reply(toolUse('bash', { command: 'true' })) });
+      const bound = run.stdout.match(/stopped after (\d+) rounds/);
+      expect(bound, 'after too many rounds the loop must stop and say "stopped after N rounds"').not.toBeNull();
+      expect(run.requests.length, 'exactly N model calls were made').toBe(Number(bound![1]));
+      expect(run.code).toBe(0);
+    });
+
+    it('answers a tool call without its required input with an is_error result, and goes on', async () => {
+      const run = await runChapter(chapter, { args: ['-p', 'x'], replies: [reply(toolUse('bash', {}, 'toolu_bad')), reply(text('recovered'))] });
+      expect(run.code).toBe(0);
+      const [result] = lastResults(run.requests[1].body);
+      expect(result, 'a malformed tool input is the model’s mistake: tell it, with is_error').toMatchObject({ tool_use_id: 'toolu_bad', is_error: true });
+      expect(JSON.stringify(result.content)).toContain('command');
+      expect(run.stdout).toContain('recovered');
+    });
+
+    it('caps huge command output, keeping its head and tail', async () => {
+      const run = await runChapter(chapter, { args: ['-p', 'x'], replies: [reply(toolUse('bash', { command: 'seq 1 200000' })), reply(text('ok'))] });
+      const content = JSON.stringify(lastResults(run.requests[1].body)[0].content);
+      expect(content.length, 'about 1.3 MB of numbers must not go to the model whole').toBeLessThan(40_000);
+      expect(content, 'the head survives').toMatch(/^"1\\n2\\n3/);
+      expect(content, 'the tail survives').toContain('199999');
+    });
+
+    it('prints one readable line and exits 1 on a 401', async () => {
+      const run = await runChapter(chapter, { args: ['-p', 'x'], replies: [httpError(401, 'invalid x-api-key')] });
+      expect(run.code, 'an API failure in -p mode exits 1').toBe(1);
+      expect(run.stderr, 'the API’s own message').toContain('invalid x-api-key');
+      expect(run.stderr, 'a hint about the key').toContain('ANTHROPIC_API_KEY');
+      expect(run.stderr, 'no stack trace for an expected failure').not.toMatch(/\n\s+at /);
+    });
+
+    it('lets the SDK retry a 529 and completes', async () => {
+      const run = await runChapter(chapter, {
+        args: ['-p', 'x'],
+        replies: [httpError(529, 'Overloaded', { 'retry-after-ms': '10' }), reply(text('recovered after retry'))],
+      });
+      expect(run.code).toBe(0);
+      expect(run.requests.map((r) => r.injected?.status ?? 200), 'the SDK retries 529 by itself').toEqual([529, 200]);
+      expect(run.stdout).toContain('recovered after retry');
+    });
+
+    it('REPL: keeps history across prompts, survives an API error, and quits on exit', async () => {
+      const run = await runRepl(chapter, ['first question', 'second question', 'third question', 'exit'], {
+        replies: [reply(text('answer one')), httpError(400, 'something was wrong'), reply(text('answer three'))],
+      });
+      expect(run.timedOut, `the REPL should quit on "exit"; output:\n${run.stdout}`).toBe(false);
+      expect(run.code).toBe(0);
+      expect(run.stdout, 'the error is shown, and the REPL goes on').toContain('something was wrong');
+      const third = run.requests[2].body.messages;
+      expect(third[0], 'the first prompt is still there').toMatchObject({ role: 'user', content: 'first question' });
+      expect(third[1].role, 'followed by the model’s answer').toBe('assistant');
+      expect(JSON.stringify(third.slice(2)), 'later prompts are kept too').toContain('third question');
+    });
+
+    it('without a key, answers through the offline demo model and says so', async () => {
+      const run = await runChapter(chapter, { offline: true, args: ['-p', 'run echo offline-ok'] });
+      expect(run.code, run.stderr).toBe(0);
+      expect(run.stdout, 'the banner must say plainly that this is not an AI').toMatch(/offline demo[\s\S]*not an AI/);
+      expect(run.stdout, 'the offline model turns "run …" into a bash call').toContain('$ echo offline-ok');
+      expect(run.stdout.split('offline-ok').length, 'and quotes the result back').toBeGreaterThan(2);
+    });
+  });
+}

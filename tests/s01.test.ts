@@ -1,0 +1,3 @@
+import { loopBehaviours } from './behaviours/loop.ts';
+
+loopBehaviours('s01');
