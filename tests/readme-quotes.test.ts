@@ -31,6 +31,8 @@ function find(code: string[], piece: string[], from: number): number {
   return -1;
 }
 
+it('finds chapter READMEs to check', () => expect(chapters.length).toBeGreaterThan(0));
+
 describe.each(chapters)('%s README quotes its code.ts', (chapter) => {
   const readme = readFileSync(join(REPO, chapter, 'README.md'), 'utf8');
   const code = norm(readFileSync(join(REPO, chapter, 'code.ts'), 'utf8'));

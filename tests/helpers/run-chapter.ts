@@ -33,6 +33,8 @@ export interface RunOptions {
   offline?: boolean;
   /** Files to create in the workspace before the run (relative path → content). */
   files?: Record<string, string>;
+  /** Anything else to prepare in the workspace (symlinks, say) before the run. */
+  setup?: (workspace: string) => void;
   /** Extra environment variables. */
   env?: Record<string, string>;
   /** Kill the run after this long (default 20 s). */
@@ -77,6 +79,7 @@ async function prepare(chapter: string, opts: RunOptions) {
     mkdirSync(dirname(join(workspace, rel)), { recursive: true });
     writeFileSync(join(workspace, rel), content);
   }
+  opts.setup?.(workspace);
   const fake = opts.offline ? undefined : await startFakeAnthropic({ ...opts.fake, replies: opts.replies, respond: opts.respond });
   // Start from a clean slate: nothing from the developer's own shell may leak into a run.
   const env: Record<string, string> = {};
