@@ -81,9 +81,10 @@ export async function agentLoop(messages: MessageParam[]): Promise<void> {
     // The input grows every round: the whole conversation is sent each time.
     console.log(`\x1b[2m[round ${round} · tokens in ${reply.usage.input_tokens} · out ${reply.usage.output_tokens}]\x1b[0m`);
 
-    // A reply cut off at max_tokens may end in a half-written tool call: keep only its text.
-    const content =
-      reply.stop_reason === 'max_tokens' ? reply.content.filter((b) => b.type === 'text' && b.text.trim()) : reply.content;
+    // Keep the reply for the next round, minus what the API would refuse to take back: text that is
+    // only whitespace (models send "\n\n" now and then), and, from a reply cut off at max_tokens,
+    // a possibly half-written tool call.
+    const content = reply.content.filter((b) => (b.type === 'text' ? b.text.trim() : reply.stop_reason !== 'max_tokens'));
     if (content.length > 0) messages.push({ role: 'assistant', content });
     if (reply.stop_reason !== 'tool_use') {
       if (STOP_NOTES[reply.stop_reason ?? '']) console.log(STOP_NOTES[reply.stop_reason!]);
@@ -134,6 +135,7 @@ async function main(): Promise<void> {
     }
     return;
   }
+  if (!process.stdin.isTTY) return void (console.error('The REPL needs a terminal. Without one, use: code.ts -p "<prompt>"'), process.exit(2));
   const history: MessageParam[] = []; // one conversation across prompts
   for (;;) {
     const query = readlineSync.question('\x1b[36ms01 >> \x1b[0m').trim();
