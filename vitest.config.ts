@@ -4,6 +4,9 @@ export default defineConfig({
   test: {
     include: ['tests/**/*.test.ts'],
     setupFiles: ['tests/helpers/setup.ts'],
+    // Tests mostly wait on chapter subprocesses, so use both cores even on a two-core machine
+    // (the default leaves one core for the main thread).
+    maxWorkers: 2,
     // Chapters run as subprocesses; give each test room, but nothing here should come close.
     testTimeout: 30_000,
     hookTimeout: 30_000,

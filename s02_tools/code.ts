@@ -11,7 +11,7 @@ import Anthropic from '@anthropic-ai/sdk';
 import type { MessageParam, Tool, ToolResultBlockParam, ToolUseBlock } from '@anthropic-ai/sdk/resources/messages';
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { lstatSync, mkdirSync, readFileSync, realpathSync, renameSync, writeFileSync } from 'node:fs';
+import { lstatSync, mkdirSync, realpathSync, renameSync, statSync, writeFileSync } from 'node:fs';
 import { readFile, stat } from 'node:fs/promises';
 import { basename, dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -64,9 +64,11 @@ const exists = (p: string) => { try { return !!lstatSync(p); } catch { return fa
 
 /** Write to a temp file, then rename over the target: a crash mid-write never leaves half a file. */
 function writeAtomic(path: string, text: string): void {
-  const tmp = `${path}.${process.pid}.tmp`;
-  writeFileSync(tmp, text);
-  renameSync(tmp, path);
+  // Through a symlink to the file it names, and with the file's permissions (a script stays executable).
+  const target = exists(path) ? realpathSync(path) : path;
+  const tmp = `${target}.${process.pid}.tmp`;
+  writeFileSync(tmp, text, { mode: exists(target) ? statSync(target).mode : 0o666 });
+  renameSync(tmp, target);
 }
 
 // ── The tools: bash ─────────────────────────────────────────────────────────────────────────────
@@ -88,10 +90,15 @@ export async function runBash(command: string, timeout = 120): Promise<string> {
   // Its own process group (detached), so a timeout kills the command and everything it started.
   const child = spawn('bash', ['-c', command], { cwd: WORKDIR, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
   let output = '';
-  child.stdout.on('data', (chunk) => (output += chunk));
-  child.stderr.on('data', (chunk) => (output += chunk));
-  let timedOut = false;
-  const timer = setTimeout(() => ((timedOut = true), process.kill(-child.pid!, 'SIGKILL')), timeout * 1000);
+  let killed = ''; // why we killed it, if we did
+  const kill = (why: string) => ((killed ||= why), process.kill(-child.pid!, 'SIGKILL'));
+  const timer = setTimeout(() => kill(`timed out after ${timeout}s`), timeout * 1000);
+  const collect = (chunk: string) => {
+    output += chunk;
+    if (output.length > 10_000_000) kill('more than 10 MB of output'); // `yes` would fill the memory
+  };
+  child.stdout.setEncoding('utf8').on('data', collect); // decode as text, so a character split
+  child.stderr.setEncoding('utf8').on('data', collect); // between two chunks stays whole
   const [code, signal] = await once(child, 'close');
   clearTimeout(timer);
   if (output.length > MAX_OUTPUT) {
@@ -99,7 +106,7 @@ export async function runBash(command: string, timeout = 120): Promise<string> {
     const cut = output.length - MAX_OUTPUT;
     output = `${output.slice(0, MAX_OUTPUT / 2)}\n… (${cut} characters cut) …\n${output.slice(-MAX_OUTPUT / 2)}`;
   }
-  const status = timedOut ? `timed out after ${timeout}s; killed` : `exit code ${code ?? signal}`;
+  const status = killed ? `${killed}; killed` : `exit code ${code ?? signal}`;
   return `${output.trim() || '(no output)'}\n[${status}]`;
 }
 
@@ -115,7 +122,8 @@ async function readFileTool(input: { file_path: string; offset?: number; limit?:
   if (isBinary(bytes)) throw new Error(`${input.file_path} is a binary file; read_file shows text only`);
   const lines = bytes.toString('utf8').split('\n');
   if (lines.at(-1) === '') lines.pop(); // the newline at the end of the last line
-  const start = (input.offset ?? 1) - 1;
+  const start = Math.max(0, (input.offset ?? 1) - 1);
+  if (start > 0 && start >= lines.length) throw new Error(`offset ${input.offset} is past the end: ${input.file_path} has ${lines.length} lines`);
   const shown = lines.slice(start, start + (input.limit ?? 2000));
   // `cat -n` style, so the model can cite line numbers:  "    12\tconst x = 1;"
   const body = shown.map((line, k) => `${String(start + k + 1).padStart(6)}\t${line.length > MAX_LINE ? `${line.slice(0, MAX_LINE)}… (line cut)` : line}`);
@@ -134,7 +142,7 @@ async function editFileTool(input: { file_path: string; old_string: string; new_
   if (!input.old_string) throw new Error('old_string is empty; to create a file use write_file');
   if (input.old_string === input.new_string) throw new Error('old_string and new_string are the same; nothing would change');
   const path = safePath(input.file_path);
-  const before = readFileSync(path, 'utf8');
+  const before = await readFile(path, 'utf8');
   // The model writes "\n". In a CRLF file, match and write "\r\n" so the file keeps its line endings.
   const eol = (text: string) => (before.includes('\r\n') ? text.replace(/\r?\n/g, '\r\n') : text);
   const [oldText, newText] = [eol(input.old_string), eol(input.new_string)];
@@ -267,7 +275,7 @@ function checkInput(tool: Tool, input: Record<string, unknown>): string | undefi
   for (const [name, value] of Object.entries(input)) {
     const want = properties[name]?.type;
     const got = Number.isInteger(value) ? 'integer' : typeof value;
-    if (want && want !== got && !(want === 'number' && got === 'integer')) return `parameter "${name}" of ${tool.name} must be a ${want}, not ${got}`;
+    if (want && want !== got && !(want === 'number' && got === 'integer')) return `parameter "${name}" of ${tool.name} must be of type ${want}, not ${got}`;
   }
 }
 
@@ -323,9 +331,10 @@ export async function agentLoop(messages: MessageParam[]): Promise<void> {
     // The input grows every round: the whole conversation is sent each time.
     console.log(`\x1b[2m[round ${round} · tokens in ${reply.usage.input_tokens} · out ${reply.usage.output_tokens}]\x1b[0m`);
 
-    // A reply cut off at max_tokens may end in a half-written tool call: keep only its text.
-    const content =
-      reply.stop_reason === 'max_tokens' ? reply.content.filter((b) => b.type === 'text' && b.text.trim()) : reply.content;
+    // Keep the reply for the next round, minus what the API would refuse to take back: text that is
+    // only whitespace (models send "\n\n" now and then), and, from a reply cut off at max_tokens,
+    // a possibly half-written tool call.
+    const content = reply.content.filter((b) => (b.type === 'text' ? b.text.trim() : reply.stop_reason !== 'max_tokens'));
     if (content.length > 0) messages.push({ role: 'assistant', content });
     if (reply.stop_reason !== 'tool_use') {
       if (STOP_NOTES[reply.stop_reason ?? '']) console.log(STOP_NOTES[reply.stop_reason!]);
@@ -367,6 +376,7 @@ async function main(): Promise<void> {
     }
     return;
   }
+  if (!process.stdin.isTTY) return void (console.error('The REPL needs a terminal. Without one, use: code.ts -p "<prompt>"'), process.exit(2));
   const history: MessageParam[] = []; // one conversation across prompts
   for (;;) {
     const query = readlineSync.question('\x1b[36ms02 >> \x1b[0m').trim();

@@ -2,14 +2,28 @@
  * What s02's toolset must do, from s02 on: each test scripts one reply of tool calls, lets the chapter
  * run them, and looks at the tool_results it sent back and at the workspace afterwards.
  */
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, symlinkSync, utimesSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, utimesSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { reply, text, toolUse, type ReplyBlock } from '../../shared/fake-anthropic.ts';
 import { runChapter, type RunOptions } from '../helpers/run-chapter.ts';
 
 type Result = { tool_use_id: string; content: string; is_error?: boolean };
+
+type Round = Awaited<ReturnType<typeof toolRound>>;
+
+/**
+ * One chapter run shared by the tests of a describe block: `const r = shared(() => toolRound(…))`,
+ * then `r().content[0]` inside each test. Several checks, one subprocess.
+ */
+function shared(run: () => Promise<Round>): () => Round {
+  let round: Round;
+  beforeAll(async () => {
+    round = await run();
+  });
+  return () => round;
+}
 
 /** Script one reply with these tool calls, then a closing text; return what the chapter answered. */
 async function toolRound(chapter: string, calls: ReplyBlock[], opts: RunOptions = {}) {
@@ -25,105 +39,117 @@ const bash = (command: string, extra: object = {}) => toolUse('bash', { command,
 const numbered = Array.from({ length: 3000 }, (_, i) => `line ${i + 1}`).join('\n') + '\n';
 
 export function toolBehaviours(chapter: string) {
-  describe.concurrent(`${chapter}: the toolset`, () => {
-    it('read_file shows numbered lines, cat -n style', async () => {
-      const { content, results } = await toolRound(chapter, [toolUse('read_file', { file_path: 'notes.txt' })], { files: { 'notes.txt': 'alpha\nbeta\n' } });
-      expect(results[0].is_error).toBeFalsy();
-      expect(content[0], 'right-aligned number, a tab, the line').toBe('     1\talpha\n     2\tbeta');
-    });
-
-    it('read_file pages a 3,000-line file and says how many lines there are', async () => {
-      const { content } = await toolRound(
-        chapter,
-        [toolUse('read_file', { file_path: 'big.txt' }), toolUse('read_file', { file_path: 'big.txt', offset: 2001, limit: 1000 })],
-        { files: { 'big.txt': numbered } },
-      );
-      expect(content[0], 'the first page stops at the default limit of 2000 lines').toContain('  2000\tline 2000');
-      expect(content[0]).not.toContain('line 2001');
-      expect(content[0], 'and says the total, so the model knows to page').toMatch(/3000/);
-      expect(content[1].split('\n')[0], 'offset is 1-based').toBe('  2001\tline 2001');
-      expect(content[1]).toContain('  3000\tline 3000');
-    });
-
-    it('read_file refuses a directory and a binary file with a clear message', async () => {
-      const { results } = await toolRound(chapter, [toolUse('read_file', { file_path: 'src' }), toolUse('read_file', { file_path: 'img.bin' })], {
-        files: { 'src/a.ts': 'x', 'img.bin': 'PNG\u0000\u0001\u0002' },
-      });
-      expect(results[0], 'a directory is not a file').toMatchObject({ is_error: true, content: expect.stringMatching(/directory/) });
-      expect(results[1], 'binary bytes would be noise to the model').toMatchObject({ is_error: true, content: expect.stringMatching(/binary/) });
-    });
-
-    it('write_file creates missing parent folders', async () => {
-      const { file, results } = await toolRound(chapter, [toolUse('write_file', { file_path: 'a/b/c/new.txt', content: 'hello\n' })]);
-      expect(results[0].is_error).toBeFalsy();
-      expect(file('a/b/c/new.txt')).toBe('hello\n');
-    });
-
-    it('edit_file replaces a unique match and answers with a unified diff', async () => {
-      const { file, content } = await toolRound(chapter, [toolUse('edit_file', { file_path: 'app.ts', old_string: 'const x = 1;', new_string: 'const x = 2;' })], {
-        files: { 'app.ts': '// app\nconst x = 1;\nconsole.log(x);\n' },
-      });
-      expect(file('app.ts')).toBe('// app\nconst x = 2;\nconsole.log(x);\n');
-      expect(content[0], 'the diff shows the old line removed').toContain('-const x = 1;');
-      expect(content[0], 'and the new line added').toContain('+const x = 2;');
-      expect(content[0]).toMatch(/^@@ /m);
-    });
-
-    it('edit_file refuses an ambiguous match and leaves the file untouched', async () => {
-      const original = 'x = 1\ny = 2\nx = 1\n';
-      const { file, results } = await toolRound(chapter, [toolUse('edit_file', { file_path: 'f.py', old_string: 'x = 1', new_string: 'x = 3' })], { files: { 'f.py': original } });
-      expect(results[0], 'the error says how many matches there were').toMatchObject({ is_error: true, content: expect.stringMatching(/2 times/) });
-      expect(file('f.py'), 'nothing may be written when the edit is refused').toBe(original);
-    });
-
-    it('edit_file: replace_all, no match, and old === new', async () => {
-      const { file, results } = await toolRound(
+  describe.concurrent(`${chapter}: read_file`, () => {
+    const r = shared(() =>
+      toolRound(
         chapter,
         [
-          toolUse('edit_file', { file_path: 'f.py', old_string: 'x = 1', new_string: 'x = 3', replace_all: true }),
-          toolUse('edit_file', { file_path: 'f.py', old_string: 'nope', new_string: 'x' }),
-          toolUse('edit_file', { file_path: 'f.py', old_string: 'y', new_string: 'y' }),
+          toolUse('read_file', { file_path: 'notes.txt' }),
+          toolUse('read_file', { file_path: 'big.txt' }),
+          toolUse('read_file', { file_path: 'big.txt', offset: 2001, limit: 1000 }),
+          toolUse('read_file', { file_path: 'src' }),
+          toolUse('read_file', { file_path: 'img.bin' }),
         ],
-        { files: { 'f.py': 'x = 1\ny = 2\nx = 1\n' } },
-      );
-      expect(file('f.py'), 'replace_all changes every occurrence').toBe('x = 3\ny = 2\nx = 3\n');
-      expect(results[1], 'no match → an error with a hint to read the file').toMatchObject({ is_error: true, content: expect.stringMatching(/not found/) });
-      expect(results[2], 'an edit that changes nothing is refused').toMatchObject({ is_error: true });
+        { files: { 'notes.txt': 'alpha\nbeta\n', 'big.txt': numbered, 'src/a.ts': 'x', 'img.bin': 'PNG\u0000\u0001\u0002' } },
+      ),
+    );
+    it('shows numbered lines, cat -n style', () => {
+      expect(r().results[0].is_error).toBeFalsy();
+      expect(r().content[0], 'right-aligned number, a tab, the line').toBe('     1\talpha\n     2\tbeta');
     });
-
-    it('edit_file keeps CRLF line endings', async () => {
-      const { run } = await toolRound(chapter, [toolUse('edit_file', { file_path: 'win.txt', old_string: 'one\ntwo', new_string: 'one\nTWO\nthree' })], {
-        files: { 'win.txt': 'zero\r\none\r\ntwo\r\n' },
-      });
-      expect(readFileSync(join(run.workspace, 'win.txt'), 'utf8'), 'a Windows file must stay a Windows file').toBe('zero\r\none\r\nTWO\r\nthree\r\n');
+    it('pages a 3,000-line file and says how many lines there are', () => {
+      const [, first, second] = r().content;
+      expect(first, 'the first page stops at the default limit of 2000 lines').toContain('  2000\tline 2000');
+      expect(first).not.toContain('line 2001');
+      expect(first, 'and says the total, so the model knows to page').toMatch(/3000/);
+      expect(second.split('\n')[0], 'offset is 1-based').toBe('  2001\tline 2001');
+      expect(second).toContain('  3000\tline 3000');
     });
+    it('refuses a directory and a binary file with a clear message', () => {
+      expect(r().results[3], 'a directory is not a file').toMatchObject({ is_error: true, content: expect.stringMatching(/directory/) });
+      expect(r().results[4], 'binary bytes would be noise to the model').toMatchObject({ is_error: true, content: expect.stringMatching(/binary/) });
+    });
+  });
 
-    it('glob lists matches newest first and skips node_modules and .git', async () => {
-      const { content } = await toolRound(chapter, [toolUse('glob', { pattern: '**/*.ts' })], {
+  describe.concurrent(`${chapter}: write_file and edit_file`, () => {
+    const r = shared(() =>
+      toolRound(
+        chapter,
+        [
+          toolUse('write_file', { file_path: 'a/b/c/new.txt', content: 'hello\n' }),
+          toolUse('edit_file', { file_path: 'app.ts', old_string: 'const x = 1;', new_string: 'const x = 2;' }),
+          toolUse('edit_file', { file_path: 'amb.py', old_string: 'x = 1', new_string: 'x = 3' }),
+          toolUse('edit_file', { file_path: 'all.py', old_string: 'x = 1', new_string: 'x = 3', replace_all: true }),
+          toolUse('edit_file', { file_path: 'all.py', old_string: 'nope', new_string: 'x' }),
+          toolUse('edit_file', { file_path: 'all.py', old_string: 'y', new_string: 'y' }),
+          toolUse('edit_file', { file_path: 'win.txt', old_string: 'one\ntwo', new_string: 'one\nTWO\nthree' }),
+        ],
+        {
+          files: {
+            'app.ts': '// app\nconst x = 1;\nconsole.log(x);\n',
+            'amb.py': 'x = 1\ny = 2\nx = 1\n',
+            'all.py': 'x = 1\ny = 2\nx = 1\n',
+            'win.txt': 'zero\r\none\r\ntwo\r\n',
+          },
+        },
+      ),
+    );
+    it('write_file creates missing parent folders', () => {
+      expect(r().results[0].is_error).toBeFalsy();
+      expect(r().file('a/b/c/new.txt')).toBe('hello\n');
+    });
+    it('edit_file replaces a unique match and answers with a unified diff', () => {
+      expect(r().file('app.ts')).toBe('// app\nconst x = 2;\nconsole.log(x);\n');
+      expect(r().content[1], 'the diff shows the old line removed').toContain('-const x = 1;');
+      expect(r().content[1], 'and the new line added').toContain('+const x = 2;');
+      expect(r().content[1]).toMatch(/^@@ /m);
+    });
+    it('edit_file refuses an ambiguous match and leaves the file untouched', () => {
+      expect(r().results[2], 'the error says how many matches there were').toMatchObject({ is_error: true, content: expect.stringMatching(/2 times/) });
+      expect(r().file('amb.py'), 'nothing may be written when the edit is refused').toBe('x = 1\ny = 2\nx = 1\n');
+    });
+    it('edit_file: replace_all, no match, and old === new', () => {
+      expect(r().file('all.py'), 'replace_all changes every occurrence').toBe('x = 3\ny = 2\nx = 3\n');
+      expect(r().results[4], 'no match → an error with a hint to read the file').toMatchObject({ is_error: true, content: expect.stringMatching(/not found/) });
+      expect(r().results[5], 'an edit that changes nothing is refused').toMatchObject({ is_error: true });
+    });
+    it('edit_file keeps CRLF line endings', () => {
+      expect(r().file('win.txt'), 'a Windows file must stay a Windows file').toBe('zero\r\none\r\nTWO\r\nthree\r\n');
+    });
+  });
+
+  describe.concurrent(`${chapter}: glob and grep`, () => {
+    const r = shared(() =>
+      toolRound(chapter, [toolUse('glob', { pattern: '**/*.ts' }), toolUse('grep', { pattern: 'TODO' }), toolUse('grep', { pattern: 'TODO', include: '*.md' })], {
         setup: (ws) => {
           mkdirSync(join(ws, 'src'), { recursive: true });
+          mkdirSync(join(ws, 'docs'), { recursive: true });
           mkdirSync(join(ws, 'node_modules/pkg'), { recursive: true });
-          writeFileSync(join(ws, 'node_modules/pkg/index.ts'), '');
-          writeFileSync(join(ws, 'src/old.ts'), '');
-          writeFileSync(join(ws, 'src/new.ts'), '');
+          writeFileSync(join(ws, 'node_modules/pkg/index.ts'), 'TODO hidden\n');
+          writeFileSync(join(ws, 'src/old.ts'), 'ok\n');
+          writeFileSync(join(ws, 'src/new.ts'), 'ok\n// TODO: fix\n');
+          writeFileSync(join(ws, 'docs/b.md'), 'TODO write docs\n');
+          writeFileSync(join(ws, 'blob.bin'), 'TODO\u0000');
           utimesSync(join(ws, 'src/old.ts'), new Date(2020, 0, 1), new Date(2020, 0, 1));
         },
-      });
-      expect(content[0].split('\n'), 'newest first; node_modules is never listed').toEqual(['src/new.ts', 'src/old.ts']);
+      }),
+    );
+    it('glob lists matches newest first and skips node_modules', () => {
+      expect(r().content[0].split('\n'), 'newest first; node_modules is never listed').toEqual(['src/new.ts', 'src/old.ts']);
     });
-
-    it('grep prints path:line: text, honours include, and skips node_modules and binaries', async () => {
-      const { content } = await toolRound(chapter, [toolUse('grep', { pattern: 'TODO' }), toolUse('grep', { pattern: 'TODO', include: '*.md' })], {
-        files: { 'src/a.ts': 'ok\n// TODO: fix\n', 'docs/b.md': 'TODO write docs\n', 'node_modules/x/y.ts': 'TODO hidden\n', 'blob.bin': 'TODO\u0000' },
-      });
-      expect(content[0].split('\n').sort()).toEqual(['docs/b.md:1: TODO write docs', 'src/a.ts:2: // TODO: fix']);
-      expect(content[1], 'include "*.md" matches .md files in any folder').toBe('docs/b.md:1: TODO write docs');
+    it('grep prints path:line: text and skips node_modules and binaries', () => {
+      expect(r().content[1].split('\n').sort()).toEqual(['docs/b.md:1: TODO write docs', 'src/new.ts:2: // TODO: fix']);
     });
+    it('grep include "*.md" matches .md files in any folder', () => {
+      expect(r().content[2]).toBe('docs/b.md:1: TODO write docs');
+    });
+  });
 
+  describe.concurrent(`${chapter}: safety`, () => {
     it('refuses every route out of the workspace: ../, absolute paths, symlinks', async () => {
       const outside = mkdtempSync(join(tmpdir(), 'lah-outside-'));
       writeFileSync(join(outside, 'secret.txt'), 'top secret');
-      const { results, run } = await toolRound(
+      const { results } = await toolRound(
         chapter,
         [
           toolUse('read_file', { file_path: '../secret.txt' }),
@@ -141,15 +167,14 @@ export function toolBehaviours(chapter: string) {
           },
         },
       );
-      const escapes = [0, 1, 2, 3, 4, 6];
-      for (const i of escapes) {
+      for (const i of [0, 1, 2, 3, 4, 6]) {
         expect(results[i], `call ${i + 1} must be refused with a reason`).toMatchObject({ is_error: true, content: expect.stringMatching(/outside the workspace/) });
       }
       expect(JSON.stringify(results), 'nothing from outside may leak into a result').not.toContain('top secret');
       expect(results[5].content, 'glob must not list files outside').not.toMatch(/secret/);
       expect(existsSync(join(outside, 'planted.txt')), 'nothing may be written outside').toBe(false);
       expect(readFileSync(join(outside, 'secret.txt'), 'utf8')).toBe('top secret');
-      void run;
+      rmSync(outside, { recursive: true, force: true });
     });
 
     it('the bash gate blocks dangerous commands and lets look-alikes through', async () => {
@@ -168,14 +193,16 @@ export function toolBehaviours(chapter: string) {
     });
 
     it('a bash timeout kills the whole process group, background children included', async () => {
-      const started = Date.now();
       const { results, run } = await toolRound(chapter, [bash('(sleep 1.5; touch late.txt) & sleep 30', { timeout: 1 })]);
       expect(results[0].content, 'the result says it timed out').toMatch(/timed out/);
-      // If only bash had been killed, the background subshell would touch late.txt at 1.5 s.
-      await new Promise((r) => setTimeout(r, Math.max(0, 2000 - (Date.now() - started))));
+      // If only bash had been killed, the background subshell would touch late.txt 1.5 s after it
+      // started, which is at most 1.5 s from now.
+      await new Promise((done) => setTimeout(done, 1600));
       expect(existsSync(join(run.workspace, 'late.txt')), 'the background sleep must have been killed too').toBe(false);
     });
+  });
 
+  describe.concurrent(`${chapter}: dispatch`, () => {
     it('an unknown tool, a missing parameter and a wrong type are is_error results naming the problem', async () => {
       const { results } = await toolRound(chapter, [
         toolUse('teleport', { to: 'mars' }),

@@ -16,7 +16,9 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import { startFakeAnthropic, type FakeOptions, type RecordedRequest, type Reply, type Respond } from '../../shared/fake-anthropic.ts';
 
 export const REPO = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
-const TSX_LOADER = pathToFileURL(join(REPO, 'node_modules/tsx/dist/loader.mjs')).href;
+// tsx's ESM entry: chapters are ES modules, and it skips the CommonJS hooks of the full loader
+// (about 0.2 s less per run on Node 20, where every module load crosses to the hooks' thread).
+const TSX_LOADER = pathToFileURL(join(REPO, 'node_modules/tsx/dist/esm/index.mjs')).href;
 export const TEST_KEY = 'sk-ant-test-key';
 export const TEST_MODEL = 'claude-sonnet-5-5';
 
