@@ -2,11 +2,11 @@
  * What every chapter's agent loop must do, from s01 on. Each chapter's test file calls
  * `loopBehaviours('sNN')`, so a later chapter that breaks the loop fails the same checks s01 passes.
  */
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { httpError, reply, text, toolUse, type MessageReply } from '../../shared/fake-anthropic.ts';
-import { runChapter, runRepl, type RunResult } from '../helpers/run-chapter.ts';
+import { REPO, TEST_KEY, runChapter, runRepl, type RunResult } from '../helpers/run-chapter.ts';
 
 /** The tool_result blocks of the last message of a recorded request body. */
 const lastResults = (body: any) => (body.messages.at(-1).content as any[]).filter((b) => b.type === 'tool_result');
@@ -46,6 +46,12 @@ export function loopBehaviours(chapter: string) {
       const shown = [...run.stdout.matchAll(/tokens in (\d+)/g)].map((m) => Number(m[1]));
       expect(shown, 'one "tokens in N" line per call, with the API-reported numbers').toEqual(run.requests.map((q) => q.inputTokens));
       expect(shown[1], 'the second call sends the whole conversation again, so its input is larger').toBeGreaterThan(shown[0]);
+    });
+
+    it('with a custom base URL, sends the key as a Bearer token and as x-api-key (vendors read only that)', () => {
+      const { headers } = r().requests[0];
+      expect(headers['authorization'], 'SDK 1.x authenticates with Bearer').toBe(`Bearer ${TEST_KEY}`);
+      expect(headers['x-api-key'], 'Anthropic-compatible vendors such as DeepSeek read x-api-key').toBe(TEST_KEY);
     });
 
     it('drops a whitespace-only text block before sending the reply back (the API refuses it)', () => {
@@ -95,8 +101,11 @@ export function loopBehaviours(chapter: string) {
   describe.concurrent(`${chapter}: the agent loop`, () => {
 
     it('ends the turn when the reply calls no tool', async () => {
-      const run = await runChapter(chapter, { args: ['-p', 'hi'], replies: [reply(text('Just text, no tools.'))] });
+      // MODEL_ID unset: the chapter must fall back to the default that .env.example documents.
+      const run = await runChapter(chapter, { args: ['-p', 'hi'], replies: [reply(text('Just text, no tools.'))], env: { MODEL_ID: '' } });
       expect(run.code).toBe(0);
+      const documented = readFileSync(join(REPO, '.env.example'), 'utf8').match(/^MODEL_ID=(\S+)/m)?.[1];
+      expect(run.requests[0].body.model, 'the default model is the one .env.example names').toBe(documented);
       expect(run.requests, 'a text-only reply must not trigger another model call').toHaveLength(1);
       expect(run.stdout).toContain('Just text, no tools.');
     });
