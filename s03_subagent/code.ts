@@ -340,7 +340,7 @@ const SUBAGENT_ROUNDS = 20;
 const MAX_REPORT = 5_000; // characters of the child's answer that reach the parent
 
 async function runSubagent(input: { task: string }): Promise<string> {
-  console.log(`\x1b[35m┌ sub-agent: ${input.task.slice(0, 100)}\x1b[0m`);
+  console.log(`\x1b[35m┌ sub-agent: ${input.task.replace(/\s+/g, ' ').slice(0, 100)}\x1b[0m`);
   const child: Agent = {
     system: SUBAGENT_SYSTEM,
     tools: TOOLS.filter((t) => t.name !== 'agent'),
@@ -353,9 +353,10 @@ async function runSubagent(input: { task: string }): Promise<string> {
   const finished = await agentLoop(messages, child); // an API error throws, and runTool turns it into is_error
   console.log(`\x1b[35m└ sub-agent used ${child.usage.input} input + ${child.usage.output} output tokens\x1b[0m`);
 
-  // Only the last thing it said goes back; everything it read and ran stays here and is dropped.
-  const last = messages.findLast((m) => m.role === 'assistant');
-  const texts = Array.isArray(last?.content) ? last.content.filter((b) => b.type === 'text').map((b) => b.text) : [];
+  // Only its final reply goes back; everything it read and ran stays here and is dropped. (If that
+  // reply was not kept, e.g. cut off at max_tokens, there is no report: not some earlier "Let me look".)
+  const last = messages.at(-1)!;
+  const texts = last.role === 'assistant' && Array.isArray(last.content) ? last.content.filter((b) => b.type === 'text').map((b) => b.text) : [];
   let report = texts.join('\n').trim() || '(the sub-agent gave no report)';
   if (report.length > MAX_REPORT) report = `${report.slice(0, MAX_REPORT)}\n… (report cut: it was ${report.length} characters)`;
   if (!finished) throw new Error(`the sub-agent was stopped after ${SUBAGENT_ROUNDS} rounds without finishing. Its last words:\n${report}`);
@@ -390,7 +391,7 @@ export async function agentLoop(messages: MessageParam[], agent = MAIN): Promise
     const content = reply.content.filter((b) => (b.type === 'text' ? b.text.trim() : reply.stop_reason !== 'max_tokens'));
     if (content.length > 0) messages.push({ role: 'assistant', content });
     if (reply.stop_reason !== 'tool_use') {
-      if (STOP_NOTES[reply.stop_reason ?? '']) console.log(STOP_NOTES[reply.stop_reason!]);
+      if (STOP_NOTES[reply.stop_reason ?? '']) console.log(agent.indent + STOP_NOTES[reply.stop_reason!]);
       return true;
     }
 

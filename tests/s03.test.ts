@@ -75,6 +75,20 @@ describe.concurrent('s03: the agent tool', () => {
     expect(result.content, 'with a note that it was cut').toMatch(/cut/);
   });
 
+  it('returns no report, rather than an earlier remark, when the final reply was cut off', async () => {
+    const run = await runChapter('s03', {
+      args: ['-p', 'go'],
+      respond: delegating((_b, round) =>
+        round === 1
+          ? reply(text('Let me look around first.'), toolUse('bash', { command: 'true' }))
+          : { content: [toolUse('bash', { command: 'true' })], stop_reason: 'max_tokens' },
+      ),
+    });
+    const [result] = resultsOf(run.requests.at(-1)!.body);
+    expect(result.content, 'a remark from round 1 is not an answer').not.toContain('Let me look around first.');
+    expect(result.content).toContain('no report');
+  });
+
   it('turns an API error inside the sub-agent into an is_error result; the parent goes on', async () => {
     const run = await runChapter('s03', {
       args: ['-p', 'go'],
