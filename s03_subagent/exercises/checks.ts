@@ -5,18 +5,21 @@ import { reply, text, toolUse, type Reply } from '../../shared/fake-anthropic.ts
 import { need, type ExerciseCheck } from '../../tests/helpers/exercises.ts';
 import { runChapter } from '../../tests/helpers/run-chapter.ts';
 
-/** The parent delegates once with `input`; returns the sub-agent's first request body. */
-async function firstChildRequest(codePath: string, input: Record<string, unknown>) {
-  const task = 'List the TypeScript files.';
+/**
+ * The parent delegates once per input, in one reply (each child is told its own task);
+ * returns each sub-agent's first request body, and the parent's first.
+ */
+async function childRequests(codePath: string, inputs: Record<string, unknown>[]) {
+  const tasks = inputs.map((_, i) => `Task ${i + 1}: list the TypeScript files.`);
   const respond = (body: any): Reply => {
-    if (body.messages[0].content === task) return reply(text('src/a.ts'));
-    return body.messages.length === 1 ? reply(toolUse('agent', { task, ...input })) : reply(text('done'));
+    if (tasks.includes(body.messages[0].content)) return reply(text('src/a.ts'));
+    return body.messages.length === 1 ? reply(...inputs.map((input, i) => toolUse('agent', { task: tasks[i], ...input }))) : reply(text('done'));
   };
   const run = await runChapter('s03', { codePath, args: ['-p', 'go'], respond });
   need(run.code === 0, `The chapter should still exit 0 (it exited ${run.code}). stderr:\n${run.stderr}`);
-  const child = run.requests.find((r) => r.body.messages[0].content === task);
-  need(child, 'No sub-agent request was seen: the agent tool should still start a sub-agent.');
-  return { child: child.body, parent: run.requests[0].body };
+  const children = tasks.map((task) => run.requests.find((r) => r.body.messages[0].content === task)?.body);
+  need(children.every(Boolean), 'No sub-agent request was seen: the agent tool should still start a sub-agent.');
+  return { children, parent: run.requests[0].body };
 }
 
 const names = (body: any) => (body.tools as { name: string }[]).map((t) => t.name).sort();
@@ -26,14 +29,13 @@ export const checks: ExerciseCheck[] = [
     id: '01-read-only-explorer',
     title: '1. A read-only sub-agent: agent({ task, readonly: true })',
     async run(codePath) {
-      const { child, parent } = await firstChildRequest(codePath, { readonly: true });
+      const { children: [child, normal], parent } = await childRequests(codePath, [{ readonly: true }, {}]);
       const agentTool = (parent.tools as any[]).find((t) => t.name === 'agent');
       need(agentTool?.input_schema?.properties?.readonly?.type === 'boolean', 'Add a boolean "readonly" property to the agent tool’s input_schema, so the model knows it exists.');
       need(
         JSON.stringify(names(child)) === JSON.stringify(['glob', 'grep', 'read_file']),
         `With readonly: true the sub-agent should be offered only read_file, glob and grep; it got: ${names(child).join(', ')}`,
       );
-      const { child: normal } = await firstChildRequest(codePath, {});
       need(names(normal).includes('edit_file'), 'Without readonly, the sub-agent should keep every tool but agent.');
     },
   },
@@ -41,7 +43,7 @@ export const checks: ExerciseCheck[] = [
     id: '02-child-model',
     title: '2. Let the parent pick the sub-agent’s model: agent({ task, model })',
     async run(codePath) {
-      const { child, parent } = await firstChildRequest(codePath, { model: 'claude-haiku-5-5' });
+      const { children: [child], parent } = await childRequests(codePath, [{ model: 'claude-haiku-5-5' }]);
       need(child.model === 'claude-haiku-5-5', `The sub-agent's requests should use the model the parent named; it used "${child.model}".`);
       need(parent.model !== 'claude-haiku-5-5', 'The parent keeps its own model.');
       const agentTool = (parent.tools as any[]).find((t) => t.name === 'agent');

@@ -98,18 +98,64 @@ export function loopBehaviours(chapter: string) {
     });
   });
 
-  describe.concurrent(`${chapter}: the agent loop`, () => {
+  describe.concurrent(`${chapter}: a REPL session`, () => {
+    // One conversation, five prompts, each scripted to test one rule:
+    //   1 text only · 2 an API error · 3 a refusal · 4 a reply cut off at max_tokens · 5 a normal answer
+    const r = shared(() =>
+      runRepl(chapter, ['first question', 'second question', 'third question', 'make a file', 'fifth question', 'exit'], {
+        env: { MODEL_ID: '' }, // unset: the chapter must fall back to the default .env.example documents
+        replies: [
+          reply(text('answer one')),
+          httpError(400, 'something was wrong'),
+          { content: [text('I cannot help with that.')], stop_reason: 'refusal' },
+          { content: [text('I will create it'), toolUse('bash', { command: 'touch should-not-exist' })], stop_reason: 'max_tokens' },
+          reply(text('answer five')),
+        ],
+      }),
+    );
+    /** The request sent for the n-th prompt (1-based): each prompt here makes exactly one call. */
+    const request = (n: number) => r().requests[n - 1].body;
 
-    it('ends the turn when the reply calls no tool', async () => {
-      // MODEL_ID unset: the chapter must fall back to the default that .env.example documents.
-      const run = await runChapter(chapter, { args: ['-p', 'hi'], replies: [reply(text('Just text, no tools.'))], env: { MODEL_ID: '' } });
-      expect(run.code).toBe(0);
-      const documented = readFileSync(join(REPO, '.env.example'), 'utf8').match(/^MODEL_ID=(\S+)/m)?.[1];
-      expect(run.requests[0].body.model, 'the default model is the one .env.example names').toBe(documented);
-      expect(run.requests, 'a text-only reply must not trigger another model call').toHaveLength(1);
-      expect(run.stdout).toContain('Just text, no tools.');
+    it('quits on exit', () => {
+      expect(r().timedOut, `the REPL should quit on "exit"; output:\n${r().stdout}`).toBe(false);
+      expect(r().code).toBe(0);
     });
 
+    it('ends the turn when the reply calls no tool', () => {
+      expect(r().requests, 'one model call per prompt: a text-only reply must not trigger another').toHaveLength(5);
+      expect(r().stdout).toContain('answer one');
+    });
+
+    it('uses the default model that .env.example names when MODEL_ID is unset', () => {
+      const documented = readFileSync(join(REPO, '.env.example'), 'utf8').match(/^MODEL_ID=(\S+)/m)?.[1];
+      expect(request(1).model).toBe(documented);
+    });
+
+    it('keeps history across prompts and survives an API error', () => {
+      expect(r().stdout, 'the error is shown, and the REPL goes on').toContain('something was wrong');
+      const later = request(3).messages;
+      expect(later[0], 'the first prompt is still there').toMatchObject({ role: 'user', content: 'first question' });
+      expect(later[1], 'followed by the model’s answer').toMatchObject({ role: 'assistant' });
+      expect(JSON.stringify(later.slice(2)), 'the prompt whose call failed is kept, and the next one too').toMatch(/second question[\s\S]*third question/);
+    });
+
+    it('reports a refusal instead of silently stopping', () => {
+      expect(r().stdout).toMatch(/declined|refus/i);
+    });
+
+    it('does not run a tool call from a reply cut off at max_tokens, and says so', () => {
+      expect(existsSync(join(r().workspace, 'should-not-exist')), 'a cut-off tool call may have half its input: never run it').toBe(false);
+      expect(r().stdout, 'the reader should see that the reply was cut').toMatch(/max_tokens/);
+    });
+
+    it('keeps the conversation valid after a cut-off reply (the next prompt is not refused)', () => {
+      // runRepl fails by itself if the fake refused a request (a dangling tool_use, say).
+      expect(JSON.stringify(request(5).messages), 'no tool_use is left without its result').not.toContain('should-not-exist');
+      expect(r().stdout).toContain('answer five');
+    });
+  });
+
+  describe.concurrent(`${chapter}: the agent loop`, () => {
     it('streams: text is printed as it arrives, before the reply is complete', async () => {
       // The stream fails after the first block. A loop that waits for the whole reply before printing shows nothing.
       const broken: MessageReply = { content: [text('Partial answer that was streamed'), text('never sent')], errorAfterBlocks: 1 };
@@ -117,28 +163,6 @@ export function loopBehaviours(chapter: string) {
       expect(run.requests[0].body.stream, 'the request must ask for a stream (client.messages.stream)').toBe(true);
       expect(run.stdout, 'text deltas should be written to stdout as they arrive').toContain('Partial answer that was streamed');
       expect(run.code, 'a stream that fails is an API error: exit 1').toBe(1);
-    });
-
-    it('does not run a tool call from a reply cut off at max_tokens, and says so', async () => {
-      const cut: MessageReply = { content: [text('I will create it'), toolUse('bash', { command: 'touch should-not-exist' })], stop_reason: 'max_tokens' };
-      const run = await runChapter(chapter, { args: ['-p', 'make a file'], replies: [cut] });
-      expect(run.code).toBe(0);
-      expect(existsSync(join(run.workspace, 'should-not-exist')), 'a cut-off tool call may have half its input: never run it').toBe(false);
-      expect(run.stdout, 'the reader should see that the reply was cut').toMatch(/max_tokens/);
-    });
-
-    it('keeps the conversation valid after a cut-off reply (the next prompt is not refused)', async () => {
-      const cut: MessageReply = { content: [toolUse('bash', { command: 'echo half' })], stop_reason: 'max_tokens' };
-      const run = await runRepl(chapter, ['first', 'second', 'exit'], { replies: [cut, reply(text('fine'))] });
-      // runRepl fails the test by itself if the fake refused the second request (a dangling tool_use).
-      expect(run.requests).toHaveLength(2);
-      expect(run.stdout).toContain('fine');
-    });
-
-    it('reports a refusal instead of silently stopping', async () => {
-      const run = await runChapter(chapter, { args: ['-p', 'x'], replies: [{ content: [text('I cannot help with that.')], stop_reason: 'refusal' }] });
-      expect(run.code).toBe(0);
-      expect(run.stdout).toMatch(/declined|refus/i);
     });
 
     it('stops a runaway loop at its round bound with a message', async () => {
@@ -165,19 +189,6 @@ export function loopBehaviours(chapter: string) {
       expect(run.code).toBe(0);
       expect(run.requests.map((r) => r.injected?.status ?? 200), 'the SDK retries 529 by itself').toEqual([529, 200]);
       expect(run.stdout).toContain('recovered after retry');
-    });
-
-    it('REPL: keeps history across prompts, survives an API error, and quits on exit', async () => {
-      const run = await runRepl(chapter, ['first question', 'second question', 'third question', 'exit'], {
-        replies: [reply(text('answer one')), httpError(400, 'something was wrong'), reply(text('answer three'))],
-      });
-      expect(run.timedOut, `the REPL should quit on "exit"; output:\n${run.stdout}`).toBe(false);
-      expect(run.code).toBe(0);
-      expect(run.stdout, 'the error is shown, and the REPL goes on').toContain('something was wrong');
-      const third = run.requests[2].body.messages;
-      expect(third[0], 'the first prompt is still there').toMatchObject({ role: 'user', content: 'first question' });
-      expect(third[1].role, 'followed by the model’s answer').toBe('assistant');
-      expect(JSON.stringify(third.slice(2)), 'later prompts are kept too').toContain('third question');
     });
 
     it('without a key, answers through the offline demo model and says so', async () => {
