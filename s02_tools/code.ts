@@ -39,37 +39,64 @@ const client = new Anthropic({
   defaultHeaders: BASE_URL && API_KEY ? { 'x-api-key': API_KEY } : undefined,
 });
 
-// ── NEW in s02: the workspace boundary ──────────────────────────────────────────────────────────
-const ROOT = realpathSync(WORKDIR);
+// ── NEW in s02: tools as data — one schema per tool (the handlers follow) ──────────────────────
+const string = (description: string) => ({ type: 'string', description });
+const integer = (description: string) => ({ type: 'integer', description });
 
-/** Resolve a path the model gave us, and refuse it if it lands outside the workspace. */
-export function safePath(path: string): string {
-  const full = resolve(WORKDIR, path);
-  // Follow symlinks in the part that exists: `docs` may be a link to /etc. A new file has no
-  // real path yet, so resolve its deepest existing folder and add the rest.
-  let head = full;
-  const rest: string[] = [];
-  while (!exists(head)) {
-    rest.unshift(basename(head));
-    head = dirname(head);
-  }
-  const real = join(realpathSync(head), ...rest);
-  const rel = relative(ROOT, real);
-  if (rel === '..' || rel.startsWith(`..${sep}`) || isAbsolute(rel)) {
-    throw new Error(`${path} is outside the workspace (${WORKDIR}); file tools only work inside it`);
-  }
-  return full;
-}
-const exists = (p: string) => { try { return !!lstatSync(p); } catch { return false; } };
-
-/** Write to a temp file, then rename over the target: a crash mid-write never leaves half a file. */
-function writeAtomic(path: string, text: string): void {
-  // Through a symlink to the file it names, and with the file's permissions (a script stays executable).
-  const target = exists(path) ? realpathSync(path) : path;
-  const tmp = `${target}.${process.pid}.tmp`;
-  writeFileSync(tmp, text, { mode: exists(target) ? statSync(target).mode : 0o666 });
-  renameSync(tmp, target);
-}
+// The model sees only this description: name, what it does, and a JSON Schema for its input.
+export const TOOLS: Tool[] = [
+  {
+    name: 'bash',
+    description: 'Run a shell command in the workspace. Returns stdout and stderr together, then the exit code.',
+    input_schema: {
+      type: 'object',
+      properties: { command: string('The command, e.g. "npm test"'), timeout: integer('Seconds before it is killed (default 120, max 600)') },
+      required: ['command'],
+    },
+  },
+  {
+    name: 'read_file',
+    description: 'Read a text file, with line numbers. Long files come in pages: use offset and limit.',
+    input_schema: {
+      type: 'object',
+      properties: { file_path: string('Path in the workspace'), offset: integer('First line, 1-based'), limit: integer('How many lines (default 2000)') },
+      required: ['file_path'],
+    },
+  },
+  {
+    name: 'write_file',
+    description: 'Create or overwrite a file with the given content. Creates missing folders.',
+    input_schema: { type: 'object', properties: { file_path: string('Path in the workspace'), content: string('The whole new content') }, required: ['file_path', 'content'] },
+  },
+  {
+    name: 'edit_file',
+    description: 'Replace an exact string in a file. old_string must match once (whitespace included) unless replace_all is true. Answers with a diff.',
+    input_schema: {
+      type: 'object',
+      properties: {
+        file_path: string('Path in the workspace'),
+        old_string: string('The exact text to replace; include enough context to be unique'),
+        new_string: string('The text to put in its place'),
+        replace_all: { type: 'boolean', description: 'Replace every occurrence (default false)' },
+      },
+      required: ['file_path', 'old_string', 'new_string'],
+    },
+  },
+  {
+    name: 'glob',
+    description: 'List files matching a glob pattern such as "src/**/*.ts", newest first.',
+    input_schema: { type: 'object', properties: { pattern: string('Glob pattern'), path: string('Folder to search in (default: the workspace)') }, required: ['pattern'] },
+  },
+  {
+    name: 'grep',
+    description: 'Search file contents with a regular expression. Returns path:line: text for each match.',
+    input_schema: {
+      type: 'object',
+      properties: { pattern: string('JavaScript regular expression'), path: string('File or folder (default: the workspace)'), include: string('Only files matching this glob, e.g. "*.ts"') },
+      required: ['pattern'],
+    },
+  },
+];
 
 // ── The tools: bash ─────────────────────────────────────────────────────────────────────────────
 const MAX_OUTPUT = 20_000; // characters; a `cat` of a huge log must not flood the context
@@ -108,6 +135,38 @@ export async function runBash(command: string, timeout = 120): Promise<string> {
   }
   const status = killed ? `${killed}; killed` : `exit code ${code ?? signal}`;
   return `${output.trim() || '(no output)'}\n[${status}]`;
+}
+
+// ── NEW in s02: the workspace boundary ──────────────────────────────────────────────────────────
+const ROOT = realpathSync(WORKDIR);
+
+/** Resolve a path the model gave us, and refuse it if it lands outside the workspace. */
+export function safePath(path: string): string {
+  const full = resolve(WORKDIR, path);
+  // Follow symlinks in the part that exists: `docs` may be a link to /etc. A new file has no
+  // real path yet, so resolve its deepest existing folder and add the rest.
+  let head = full;
+  const rest: string[] = [];
+  while (!exists(head)) {
+    rest.unshift(basename(head));
+    head = dirname(head);
+  }
+  const real = join(realpathSync(head), ...rest);
+  const rel = relative(ROOT, real);
+  if (rel === '..' || rel.startsWith(`..${sep}`) || isAbsolute(rel)) {
+    throw new Error(`${path} is outside the workspace (${WORKDIR}); file tools only work inside it`);
+  }
+  return full;
+}
+const exists = (p: string) => { try { return !!lstatSync(p); } catch { return false; } };
+
+/** Write to a temp file, then rename over the target: a crash mid-write never leaves half a file. */
+function writeAtomic(path: string, text: string): void {
+  // Through a symlink to the file it names, and with the file's permissions (a script stays executable).
+  const target = exists(path) ? realpathSync(path) : path;
+  const tmp = `${target}.${process.pid}.tmp`;
+  writeFileSync(tmp, text, { mode: exists(target) ? statSync(target).mode : 0o666 });
+  renameSync(tmp, target);
 }
 
 // ── NEW in s02: the file tools ──────────────────────────────────────────────────────────────────
@@ -197,65 +256,7 @@ async function grepTool(input: { pattern: string; path?: string; include?: strin
   return matches.slice(0, 100).join('\n') + more;
 }
 
-// ── NEW in s02: tools as data — a schema for the model, a handler for us ───────────────────────
-const string = (description: string) => ({ type: 'string', description });
-const integer = (description: string) => ({ type: 'integer', description });
-
-// The model sees only these descriptions: name, what it does, and a JSON Schema for its input.
-export const TOOLS: Tool[] = [
-  {
-    name: 'bash',
-    description: 'Run a shell command in the workspace. Returns stdout and stderr together, then the exit code.',
-    input_schema: {
-      type: 'object',
-      properties: { command: string('The command, e.g. "npm test"'), timeout: integer('Seconds before it is killed (default 120, max 600)') },
-      required: ['command'],
-    },
-  },
-  {
-    name: 'read_file',
-    description: 'Read a text file, with line numbers. Long files come in pages: use offset and limit.',
-    input_schema: {
-      type: 'object',
-      properties: { file_path: string('Path in the workspace'), offset: integer('First line, 1-based'), limit: integer('How many lines (default 2000)') },
-      required: ['file_path'],
-    },
-  },
-  {
-    name: 'write_file',
-    description: 'Create or overwrite a file with the given content. Creates missing folders.',
-    input_schema: { type: 'object', properties: { file_path: string('Path in the workspace'), content: string('The whole new content') }, required: ['file_path', 'content'] },
-  },
-  {
-    name: 'edit_file',
-    description: 'Replace an exact string in a file. old_string must match once (whitespace included) unless replace_all is true. Answers with a diff.',
-    input_schema: {
-      type: 'object',
-      properties: {
-        file_path: string('Path in the workspace'),
-        old_string: string('The exact text to replace; include enough context to be unique'),
-        new_string: string('The text to put in its place'),
-        replace_all: { type: 'boolean', description: 'Replace every occurrence (default false)' },
-      },
-      required: ['file_path', 'old_string', 'new_string'],
-    },
-  },
-  {
-    name: 'glob',
-    description: 'List files matching a glob pattern such as "src/**/*.ts", newest first.',
-    input_schema: { type: 'object', properties: { pattern: string('Glob pattern'), path: string('Folder to search in (default: the workspace)') }, required: ['pattern'] },
-  },
-  {
-    name: 'grep',
-    description: 'Search file contents with a regular expression. Returns path:line: text for each match.',
-    input_schema: {
-      type: 'object',
-      properties: { pattern: string('JavaScript regular expression'), path: string('File or folder (default: the workspace)'), include: string('Only files matching this glob, e.g. "*.ts"') },
-      required: ['pattern'],
-    },
-  },
-];
-
+// ── NEW in s02: dispatch — look the handler up by name ───────────────────────────────────────────
 type Handler = (input: any) => Promise<string>;
 
 // The dispatch map: tool name → the function that runs it. Adding a tool is one schema and one line here.
