@@ -2,9 +2,8 @@
  * npm run check s01 — check your exercise solutions for one chapter.
  * Runs each exercise's check against that chapter's code.ts, as you have changed it.
  */
-import { dirname, join, relative } from 'node:path';
-import { pathToFileURL } from 'node:url';
-import type { ExerciseCheck } from '../tests/helpers/exercises.ts';
+import { relative } from 'node:path';
+import { loadChecks } from '../tests/helpers/exercises.ts';
 import { REPO, chapterCode, cleanupTemp } from '../tests/helpers/run-chapter.ts';
 
 const chapter = process.argv[2];
@@ -13,7 +12,7 @@ if (!chapter) {
   process.exit(2);
 }
 const code = chapterCode(chapter);
-const { checks } = (await import(pathToFileURL(join(dirname(code), 'exercises', 'checks.ts')).href)) as { checks: ExerciseCheck[] };
+const checks = await loadChecks(code);
 console.log(`Checking the exercises of ${relative(REPO, code)}\n`);
 let passed = 0;
 for (const check of checks) {

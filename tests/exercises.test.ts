@@ -4,16 +4,15 @@
  */
 import { existsSync, readdirSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { pathToFileURL } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { withSolution, type ExerciseCheck } from './helpers/exercises.ts';
+import { loadChecks, withSolution } from './helpers/exercises.ts';
 import { REPO, chapterCode } from './helpers/run-chapter.ts';
 
 const chapters = readdirSync(REPO).filter((d) => /^s\d\d_/.test(d) && existsSync(join(REPO, d, 'exercises', 'checks.ts')));
 
 describe.each(chapters)('%s exercises', async (chapter) => {
   const code = chapterCode(chapter);
-  const { checks } = (await import(pathToFileURL(join(dirname(code), 'exercises', 'checks.ts')).href)) as { checks: ExerciseCheck[] };
+  const checks = await loadChecks(code);
 
   it('has two or three exercises, each with a reference solution', () => {
     expect(checks.length).toBeGreaterThanOrEqual(2);

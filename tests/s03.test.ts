@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { httpError, reply, text, toolUse, type Reply } from '../shared/fake-anthropic.ts';
 import { loopBehaviours } from './behaviours/loop.ts';
 import { toolBehaviours } from './behaviours/tools.ts';
-import { runChapter } from './helpers/run-chapter.ts';
+import { runChapter, toolResults as resultsOf } from './helpers/run-chapter.ts';
 
 loopBehaviours('s03');
 toolBehaviours('s03');
@@ -11,7 +11,6 @@ const TASK = 'Find every TODO in src/ and report them by file.';
 /** A request comes from the sub-agent when its conversation starts with the task it was given. */
 const isChild = (body: any, task = TASK) => body.messages[0].content === task;
 const toolNames = (body: any) => (body.tools as { name: string }[]).map((t) => t.name);
-const resultsOf = (body: any) => (body.messages.at(-1).content as any[]).filter((b) => b.type === 'tool_result');
 
 /** Route requests: the parent delegates TASK once, then finishes; `child` answers the sub-agent's requests. */
 function delegating(child: (body: any, round: number) => Reply) {

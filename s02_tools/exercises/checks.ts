@@ -3,14 +3,13 @@
  */
 import { reply, text, toolUse, type ReplyBlock } from '../../shared/fake-anthropic.ts';
 import { need, type ExerciseCheck } from '../../tests/helpers/exercises.ts';
-import { runChapter, type RunOptions } from '../../tests/helpers/run-chapter.ts';
+import { runChapter, toolResults, type RunOptions } from '../../tests/helpers/run-chapter.ts';
 
 /** Run one reply of tool calls; return the tool_results the chapter sent back. */
 async function results(codePath: string, calls: ReplyBlock[], opts: RunOptions = {}) {
   const run = await runChapter('s02', { codePath, args: ['-p', 'go'], replies: [reply(...calls), reply(text('done'))], ...opts });
   need(run.code === 0 && run.requests.length === 2, `The chapter should run the tool calls and exit 0. stderr:\n${run.stderr}`);
-  const body = run.requests[1].body;
-  return { run, tools: run.requests[0].body.tools as { name: string }[], results: body.messages.at(-1).content as { content: string; is_error?: boolean }[] };
+  return { run, tools: run.requests[0].body.tools as { name: string }[], results: toolResults(run.requests[1].body) as { content: string; is_error?: boolean }[] };
 }
 
 export const checks: ExerciseCheck[] = [

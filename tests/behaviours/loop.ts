@@ -4,21 +4,10 @@
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { httpError, reply, text, toolUse, type MessageReply } from '../../shared/fake-anthropic.ts';
-import { REPO, TEST_KEY, runChapter, runRepl, type RunResult } from '../helpers/run-chapter.ts';
-
-/** The tool_result blocks of the last message of a recorded request body. */
-const lastResults = (body: any) => (body.messages.at(-1).content as any[]).filter((b) => b.type === 'tool_result');
-
-/** One chapter run shared by the tests of a describe block (several checks, one subprocess). */
-function shared(run: () => Promise<RunResult>): () => RunResult {
-  let result: RunResult;
-  beforeAll(async () => {
-    result = await run();
-  });
-  return () => result;
-}
+import { REPO, TEST_KEY, runChapter, runRepl, toolResults as lastResults } from '../helpers/run-chapter.ts';
+import { shared } from '../helpers/shared.ts';
 
 export function loopBehaviours(chapter: string) {
   describe.concurrent(`${chapter}: one tool round`, () => {

@@ -5,32 +5,19 @@
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, utimesSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { reply, text, toolUse, type ReplyBlock } from '../../shared/fake-anthropic.ts';
-import { runChapter, type RunOptions } from '../helpers/run-chapter.ts';
+import { runChapter, toolResults, type RunOptions } from '../helpers/run-chapter.ts';
+import { shared } from '../helpers/shared.ts';
 
 type Result = { tool_use_id: string; content: string; is_error?: boolean };
-
-type Round = Awaited<ReturnType<typeof toolRound>>;
-
-/**
- * One chapter run shared by the tests of a describe block: `const r = shared(() => toolRound(…))`,
- * then `r().content[0]` inside each test. Several checks, one subprocess.
- */
-function shared(run: () => Promise<Round>): () => Round {
-  let round: Round;
-  beforeAll(async () => {
-    round = await run();
-  });
-  return () => round;
-}
 
 /** Script one reply with these tool calls, then a closing text; return what the chapter answered. */
 async function toolRound(chapter: string, calls: ReplyBlock[], opts: RunOptions = {}) {
   const run = await runChapter(chapter, { args: ['-p', 'use the tools'], replies: [reply(...calls), reply(text('done'))], ...opts });
   expect(run.code, `the chapter should exit 0; stderr:\n${run.stderr}`).toBe(0);
   expect(run.requests.length, 'one call for the tool calls, one with their results').toBe(2);
-  const results = (run.requests[1].body.messages.at(-1).content as Result[]).filter((b: any) => b.type === 'tool_result');
+  const results: Result[] = toolResults(run.requests[1].body);
   const content = results.map((r) => (typeof r.content === 'string' ? r.content : JSON.stringify(r.content)));
   return { run, results, content, file: (rel: string) => readFileSync(join(run.workspace, rel), 'utf8') };
 }

@@ -10,6 +10,7 @@
 import { applyPatch } from 'diff';
 import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
+import { pathToFileURL } from 'node:url';
 
 export interface ExerciseCheck {
   /** File stem of the solution patch, e.g. '01-tool-timing'. */
@@ -17,6 +18,11 @@ export interface ExerciseCheck {
   title: string;
   /** Throws (with a message for the reader) if the exercise is not done in the code at `codePath`. */
   run(codePath: string): Promise<void>;
+}
+
+/** The checks of the chapter whose code.ts is at `codePath` (from its exercises/checks.ts). */
+export async function loadChecks(codePath: string): Promise<ExerciseCheck[]> {
+  return (await import(pathToFileURL(join(dirname(codePath), 'exercises', 'checks.ts')).href)).checks;
 }
 
 /** Fail a check with a message for the reader. */

@@ -138,34 +138,30 @@ export async function runChapter(chapter: string, opts: RunOptions = {}): Promis
 export async function runRepl(chapter: string, inputs: string[], opts: RunOptions & { prompt?: RegExp } = {}): Promise<RunResult> {
   const p = await prepare(chapter, opts);
   const q = (s: string) => `'${s.replace(/'/g, `'\\''`)}'`;
-  const cmd = ['exec', process.execPath, '--import', TSX_LOADER, p.code, ...(opts.args ?? [])].map(q).join(' ').replace(/^'exec'/, 'exec');
+  const cmd = `exec ${[process.execPath, '--import', TSX_LOADER, p.code, ...(opts.args ?? [])].map(q).join(' ')}`;
   try {
     const child = spawn('script', ['-qec', cmd, '/dev/null'], { cwd: p.workspace, env: p.env, stdio: ['pipe', 'pipe', 'pipe'], detached: true });
     const prompt = opts.prompt ?? /s\d\d >> /g;
-    let seen = 0;
     let typed = 0;
-    child.stdout!.on('data', () => {
-      // `collect` keeps the text; here we only count prompts and type the next input.
-      const text = plain(buffers.get(child) ?? '');
-      seen = (text.match(new RegExp(prompt.source, 'g')) ?? []).length;
+    const typeNext = (stdout: string) => {
+      const seen = (plain(stdout).match(new RegExp(prompt.source, 'g')) ?? []).length;
       while (typed < seen && typed < inputs.length) child.stdin!.write(inputs[typed++] + '\r');
-    });
-    return finish(p, opts, await collect(child, opts.timeoutMs ?? 20_000));
+    };
+    return finish(p, opts, await collect(child, opts.timeoutMs ?? 20_000, typeNext));
   } finally {
     await p.fake?.close();
   }
 }
 
-const buffers = new WeakMap<object, string>();
-
-function collect(child: ReturnType<typeof spawn>, timeoutMs: number) {
+/** Wait for the child to exit, keeping its output; `onStdout` sees all of stdout so far after each chunk. */
+function collect(child: ReturnType<typeof spawn>, timeoutMs: number, onStdout?: (stdout: string) => void) {
   return new Promise<{ code: number | null; timedOut: boolean; stdout: string; stderr: string }>((done) => {
     let stdout = '';
     let stderr = '';
     let timedOut = false;
-    child.stdout!.prependListener('data', (d: Buffer) => {
+    child.stdout!.on('data', (d: Buffer) => {
       stdout += d.toString();
-      buffers.set(child, stdout);
+      onStdout?.(stdout);
     });
     child.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
     const timer = setTimeout(() => {
@@ -182,3 +178,6 @@ function collect(child: ReturnType<typeof spawn>, timeoutMs: number) {
     });
   });
 }
+
+/** The tool_result blocks of the last message of a recorded request body. */
+export const toolResults = (body: any): any[] => (body.messages.at(-1).content as any[]).filter((b) => b.type === 'tool_result');
