@@ -3,6 +3,8 @@ import { defineConfig } from 'vitest/config';
 export default defineConfig({
   test: {
     include: ['tests/**/*.test.ts'],
+    // One TMPDIR for the whole run, removed at its end: nothing a test makes lands in the shared /tmp.
+    globalSetup: ['tests/helpers/global-setup.ts'],
     setupFiles: ['tests/helpers/setup.ts'],
     // Tests mostly wait on chapter subprocesses, so use both cores even on a two-core machine
     // (the default leaves one core for the main thread).

@@ -1,17 +1,42 @@
 /**
  * npm run check s01 — check your exercise solutions for one chapter.
  * Runs each exercise's check against that chapter's code.ts, as you have changed it.
+ * Exit codes: 0 all pass, 1 a check fails or code.ts does not compile, 2 usage.
  */
-import { relative } from 'node:path';
+import { existsSync } from 'node:fs';
+import { dirname, join, relative } from 'node:path';
 import { loadChecks } from '../tests/helpers/exercises.ts';
-import { REPO, chapterCode, cleanupTemp } from '../tests/helpers/run-chapter.ts';
+import { BundleError, bundleChapter } from '../tests/helpers/bundle.ts';
+import { REPO, chapterCode, chapters, cleanupTemp } from '../tests/helpers/run-chapter.ts';
 
 const chapter = process.argv[2];
-if (!chapter) {
+const withExercises = chapters().filter((d) => existsSync(join(REPO, d, 'exercises', 'checks.ts')));
+function usage(): never {
   console.error('Usage: npm run check <chapter>   e.g. npm run check s01');
+  console.error(`Chapters with exercises: ${withExercises.join(', ')}`);
   process.exit(2);
 }
-const code = chapterCode(chapter);
+if (!chapter) usage();
+const code = chapters().some((d) => d === chapter || d.startsWith(`${chapter}_`)) ? chapterCode(chapter) : undefined;
+if (!code) {
+  console.error(`There is no chapter "${chapter}".`);
+  usage();
+}
+if (!existsSync(join(dirname(code), 'exercises', 'checks.ts'))) {
+  console.error(`${relative(REPO, dirname(code))} has no exercises.`);
+  usage();
+}
+
+// Compile first: a typo in code.ts should read as a typo (file, line, the code), not as the first
+// check failing in some unrelated way.
+try {
+  await bundleChapter(code);
+} catch (err) {
+  if (!(err instanceof BundleError)) throw err;
+  console.error(`${err.message}\n\nFix this first: no exercise check can run until ${relative(REPO, code)} compiles.`);
+  process.exit(1);
+}
+
 const checks = await loadChecks(code);
 console.log(`Checking the exercises of ${relative(REPO, code)}\n`);
 let passed = 0;

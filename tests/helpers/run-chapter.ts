@@ -1,26 +1,40 @@
 /**
- * Run a chapter the way a reader does: `tsx sNN_name/code.ts …` as a subprocess, in a fresh
- * temporary workspace (its cwd) with HOME pointed at a temporary folder, talking over real HTTP
- * through the real SDK to a fresh strict fake of the Messages API.
+ * Run a chapter the way a reader does: `sNN_name/code.ts …` as a subprocess, in a fresh temporary
+ * workspace (its cwd) with HOME pointed at a temporary folder, talking over real HTTP through the
+ * real SDK to a fresh strict fake of the Messages API.
  *
- *   const run = await runChapter('s01', { args: ['-p', 'list files'], replies: [reply(toolUse('bash', { command: 'ls' })), reply(text('done'))] });
+ *   const run = await runChapter('s01', {
+ *     args: ['-p', 'list files'],
+ *     replies: [reply(toolUse('bash', { command: 'ls' })), reply(text('done'))],
+ *   });
  *   run.code, run.stdout, run.stderr, run.requests, run.workspace
  *
- * A request the fake refused fails the run loudly, unless the test says it expects one.
+ * The chapter runs from a bundle compiled once per content (see bundle.ts), which starts in half
+ * the time tsx takes; `viaTsx: true` runs it through the tsx CLI instead, exactly as `npx tsx` does.
+ *
+ * A request the fake refused fails the run loudly, unless the test says it expects one; so does a
+ * run that has not exited after `timeoutMs`, unless the test says it expects that.
  */
-import { spawn } from 'node:child_process';
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
-import { fileURLToPath, pathToFileURL } from 'node:url';
-import { startFakeAnthropic, type FakeOptions, type RecordedRequest, type Reply, type Respond } from '../../shared/fake-anthropic.ts';
+import { fileURLToPath } from 'node:url';
+import {
+  startFakeAnthropic,
+  type FakeOptions,
+  type RecordedRequest,
+  type Reply,
+  type Respond,
+} from '../../shared/fake-anthropic.ts';
+import { bundleChapter, originalPositions } from './bundle.ts';
 
 export const REPO = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
-// tsx's ESM entry: chapters are ES modules, and it skips the CommonJS hooks of the full loader
-// (about 0.2 s less per run on Node 20, where every module load crosses to the hooks' thread).
-const TSX_LOADER = pathToFileURL(join(REPO, 'node_modules/tsx/dist/esm/index.mjs')).href;
+// What `npx tsx` runs: the CLI, which starts node with tsx's loader in a child process.
+const TSX_CLI = join(REPO, 'node_modules/.bin/tsx');
 export const TEST_KEY = 'sk-ant-test-key';
 export const TEST_MODEL = 'claude-sonnet-5-5';
+const DEFAULT_TIMEOUT_MS = 20_000;
 
 export interface RunOptions {
   /** Command-line arguments, e.g. ['-p', 'hello']. */
@@ -39,16 +53,26 @@ export interface RunOptions {
   setup?: (workspace: string) => void;
   /** Extra environment variables. */
   env?: Record<string, string>;
-  /** Kill the run after this long (default 20 s). */
+  /** Kill the run after this long (default 20 s). A run killed this way fails, unless `expectTimeout`. */
   timeoutMs?: number;
+  /** The test expects the run to be killed at `timeoutMs` (it looks at `timedOut` itself). */
+  expectTimeout?: boolean;
   /** The test expects the fake to refuse a request (otherwise a refusal fails the run). */
   expectRefused?: boolean;
   /** Run this file instead of the chapter's code.ts (an exercise solution, say). */
   codePath?: string;
+  /**
+   * Run through the tsx CLI (`node_modules/.bin/tsx sNN/code.ts`, what `npx tsx` runs) rather than
+   * the cached bundle: slower, so one test per chapter, to prove the chapter runs as a reader runs it.
+   */
+  viaTsx?: boolean;
+  /** Stop reading stdout after this many lines, as `… | head -N` does (runChapter only). */
+  closeStdoutAfter?: number;
 }
 
 export interface RunResult {
   code: number | null;
+  /** Killed at `timeoutMs`; only ever true with `expectTimeout` (otherwise the run throws). */
   timedOut: boolean;
   /** Output with colours stripped and \r\n turned into \n. */
   stdout: string;
@@ -56,33 +80,57 @@ export interface RunResult {
   requests: RecordedRequest[];
   workspace: string;
   home: string;
+  /** The run's own temporary folder, holding `workspace` and `home` (removed after the test file). */
+  tempDir: string;
 }
 
 const made: string[] = [];
-/** Remove the temporary folders made so far (the vitest setup calls this after each file). */
+const running = new Set<ChildProcess>();
+/**
+ * Remove the temporary folders made so far, and kill any run a timed-out test left behind
+ * (the vitest setup calls this after each file).
+ */
 export function cleanupTemp(): void {
+  for (const child of running) killTree(child.pid!);
   for (const dir of made.splice(0)) rmSync(dir, { recursive: true, force: true });
+}
+
+/** The chapter folders, e.g. ['s01_agent_loop', 's02_tools']. */
+export function chapters(): string[] {
+  return readdirSync(REPO).filter((d) => /^s\d\d_/.test(d) && existsSync(join(REPO, d, 'code.ts'))).sort();
 }
 
 /** `s01` or `s01_agent_loop` → absolute path of that chapter's code.ts. */
 export function chapterCode(chapter: string): string {
-  const dir = readdirSync(REPO).find((d) => d === chapter || d.startsWith(`${chapter}_`));
-  if (!dir || !existsSync(join(REPO, dir, 'code.ts'))) throw new Error(`No chapter folder with a code.ts matches "${chapter}"`);
+  const dir = chapters().find((d) => d === chapter || d.startsWith(`${chapter}_`));
+  if (!dir) throw new Error(`No chapter folder with a code.ts matches "${chapter}" (there are: ${chapters().join(', ')})`);
   return join(REPO, dir, 'code.ts');
 }
 
 export const plain = (s: string) => s.replace(/\x1b\[[0-9;?]*[A-Za-z]/g, '').replace(/\r\n?/g, '\n');
 
 async function prepare(chapter: string, opts: RunOptions) {
-  const workspace = mkdtempSync(join(tmpdir(), 'lah-ws-'));
-  const home = mkdtempSync(join(tmpdir(), 'lah-home-'));
-  made.push(workspace, home);
+  const code = opts.codePath ?? chapterCode(chapter);
+  // Bundle first: code that does not compile fails here with esbuild's message, before anything starts.
+  const command = opts.viaTsx ? [TSX_CLI, code] : [process.execPath, await bundleChapter(code)];
+  command.push(...(opts.args ?? []));
+
+  // Workspace and home share one folder of their own, so a `..` from the workspace (a test that
+  // tries to escape it, say) lands in this run's folder, not in the shared /tmp with other runs.
+  const tempDir = mkdtempSync(join(tmpdir(), 'lah-run-'));
+  made.push(tempDir);
+  const workspace = join(tempDir, 'workspace');
+  const home = join(tempDir, 'home');
+  mkdirSync(workspace);
+  mkdirSync(home);
   for (const [rel, content] of Object.entries(opts.files ?? {})) {
     mkdirSync(dirname(join(workspace, rel)), { recursive: true });
     writeFileSync(join(workspace, rel), content);
   }
   opts.setup?.(workspace);
-  const fake = opts.offline ? undefined : await startFakeAnthropic({ ...opts.fake, replies: opts.replies, respond: opts.respond });
+  const fake = opts.offline
+    ? undefined
+    : await startFakeAnthropic({ ...opts.fake, replies: opts.replies, respond: opts.respond });
   // Start from a clean slate: nothing from the developer's own shell may leak into a run.
   const env: Record<string, string> = {};
   for (const [k, v] of Object.entries(process.env)) {
@@ -91,17 +139,38 @@ async function prepare(chapter: string, opts: RunOptions) {
   Object.assign(env, { HOME: home, NO_COLOR: '1', TERM: 'dumb' });
   if (fake) Object.assign(env, { ANTHROPIC_BASE_URL: fake.url, ANTHROPIC_API_KEY: TEST_KEY, MODEL_ID: TEST_MODEL });
   Object.assign(env, opts.env);
-  const code = opts.codePath ?? chapterCode(chapter);
-  return { workspace, home, fake, env, code };
+  return { workspace, home, tempDir, fake, env, command };
 }
 
-function finish(
-  p: { workspace: string; home: string; fake?: Awaited<ReturnType<typeof startFakeAnthropic>> },
-  opts: RunOptions,
-  out: { code: number | null; timedOut: boolean; stdout: string; stderr: string },
-): RunResult {
+type Prepared = Awaited<ReturnType<typeof prepare>>;
+type Collected = {
+  code: number | null;
+  timedOut: boolean;
+  /** On a timeout: the exit code if the chapter itself had exited already (its output was still held open). */
+  exitedAt?: number | null;
+  stdout: string;
+  stderr: string;
+};
+
+const tail = (text: string, lines = 40) => {
+  const all = text.trimEnd().split('\n');
+  const shown = all.length > lines ? [`[… ${all.length - lines} earlier lines]`, ...all.slice(-lines)] : all;
+  return shown.join('\n') || '(nothing)';
+};
+
+function finish(p: Prepared, opts: RunOptions, out: Collected, hint = ''): RunResult {
   const requests = p.fake ? [...p.fake.requests] : [];
-  const result: RunResult = { ...out, stdout: plain(out.stdout), stderr: plain(out.stderr), requests, workspace: p.workspace, home: p.home };
+  const result: RunResult = {
+    code: out.code,
+    timedOut: out.timedOut,
+    // A stack trace should name code.ts and its lines, not the bundle's.
+    stdout: originalPositions(plain(out.stdout)),
+    stderr: originalPositions(plain(out.stderr)),
+    requests,
+    workspace: p.workspace,
+    home: p.home,
+    tempDir: p.tempDir,
+  };
   const refused = requests.filter((r) => r.refused);
   if (refused.length && !opts.expectRefused) {
     const detail = refused
@@ -112,6 +181,19 @@ function finish(
         `--- stdout ---\n${result.stdout}\n--- stderr ---\n${result.stderr}`,
     );
   }
+  if (out.timedOut && !opts.expectTimeout) {
+    const seconds = (opts.timeoutMs ?? DEFAULT_TIMEOUT_MS) / 1000;
+    // A chapter that exited while something it started kept its output open is a different bug.
+    const what =
+      out.exitedAt === undefined
+        ? `the chapter did not exit within ${seconds} s (timed out)`
+        : `the chapter exited (code ${out.exitedAt}), but a process it started still held its output open ` +
+          `after ${seconds} s (timed out)`;
+    throw new Error(
+      `${what}; last output:\n--- stdout ---\n${tail(result.stdout)}\n--- stderr ---\n${tail(result.stderr)}\n` +
+        `(${requests.length} request(s) reached the fake${hint})`,
+    );
+  }
   return result;
 }
 
@@ -119,65 +201,135 @@ function finish(
 export async function runChapter(chapter: string, opts: RunOptions = {}): Promise<RunResult> {
   const p = await prepare(chapter, opts);
   try {
-    const child = spawn(process.execPath, ['--import', TSX_LOADER, p.code, ...(opts.args ?? [])], {
+    const [file, ...args] = p.command;
+    // detached: the chapter leads a process group of its own, so a timeout can kill all of it.
+    const child = spawn(file, args, {
       cwd: p.workspace,
       env: p.env,
       stdio: ['ignore', 'pipe', 'pipe'],
       detached: true,
     });
-    return finish(p, opts, await collect(child, opts.timeoutMs ?? 20_000));
+    const limit = opts.closeStdoutAfter;
+    const onStdout =
+      limit === undefined
+        ? undefined
+        : (stdout: string) => {
+            if (stdout.split('\n').length > limit) child.stdout!.destroy(); // the chapter's next write gets EPIPE
+          };
+    return finish(p, opts, await collect(child, opts.timeoutMs ?? DEFAULT_TIMEOUT_MS, onStdout));
   } finally {
     await p.fake?.close();
   }
 }
 
+/** What to type into the REPL: a line (typed with Enter once the prompt appears again), or keys typed as
+ * they are (no Enter) once the output matches `after` — e.g. `{ after: /\$ sleep 30/, keys: '\x03' }` for a
+ * Ctrl+C while that command runs. */
+export type ReplInput = string | { after: RegExp; keys: string };
+
 /**
- * Drive the REPL through a pseudo-terminal (readline-sync refuses piped stdin): each input is typed
- * when the prompt has appeared once more. Type 'exit' last, or the run times out.
+ * Drive the REPL through a pseudo-terminal (readline-sync refuses piped stdin): each line is typed
+ * when the prompt has appeared once more. End with 'exit' (or '\x04' for Ctrl+D), or the run times out.
  */
-export async function runRepl(chapter: string, inputs: string[], opts: RunOptions & { prompt?: RegExp } = {}): Promise<RunResult> {
+export async function runRepl(
+  chapter: string,
+  inputs: ReplInput[],
+  opts: RunOptions & { prompt?: RegExp } = {},
+): Promise<RunResult> {
   const p = await prepare(chapter, opts);
   const q = (s: string) => `'${s.replace(/'/g, `'\\''`)}'`;
-  const cmd = `exec ${[process.execPath, '--import', TSX_LOADER, p.code, ...(opts.args ?? [])].map(q).join(' ')}`;
+  const cmd = `exec ${p.command.map(q).join(' ')}`;
   try {
-    const child = spawn('script', ['-qec', cmd, '/dev/null'], { cwd: p.workspace, env: p.env, stdio: ['pipe', 'pipe', 'pipe'], detached: true });
-    const prompt = opts.prompt ?? /s\d\d >> /g;
+    const child = spawn('script', ['-qec', cmd, '/dev/null'], {
+      cwd: p.workspace,
+      env: p.env,
+      stdio: ['pipe', 'pipe', 'pipe'],
+      detached: true,
+    });
+    // The prompt counts only at the start of a line: tool output that quotes "s03 >> " is not a prompt.
+    const prompt = opts.prompt ?? /(?:^|\n)s\d\d >> /g;
     let typed = 0;
+    let lines = 0; // lines typed so far, one per prompt seen
     const typeNext = (stdout: string) => {
-      const seen = (plain(stdout).match(new RegExp(prompt.source, 'g')) ?? []).length;
-      while (typed < seen && typed < inputs.length) child.stdin!.write(inputs[typed++] + '\r');
+      const text = plain(stdout);
+      const seen = (text.match(new RegExp(prompt.source, 'g')) ?? []).length;
+      for (let input = inputs[typed]; input !== undefined; input = inputs[++typed]) {
+        if (typeof input === 'string') {
+          if (lines >= seen) return;
+          child.stdin!.write(input + '\r');
+          lines++;
+        } else {
+          if (!input.after.test(text)) return;
+          child.stdin!.write(input.keys);
+        }
+      }
     };
-    return finish(p, opts, await collect(child, opts.timeoutMs ?? 20_000, typeNext));
+    const out = await collect(child, opts.timeoutMs ?? DEFAULT_TIMEOUT_MS, typeNext);
+    const typing = `; ${typed} of ${inputs.length} inputs were typed, each once ${prompt.source} appeared again`;
+    return finish(p, opts, out, typing);
   } finally {
     await p.fake?.close();
   }
 }
 
 /** Wait for the child to exit, keeping its output; `onStdout` sees all of stdout so far after each chunk. */
-function collect(child: ReturnType<typeof spawn>, timeoutMs: number, onStdout?: (stdout: string) => void) {
-  return new Promise<{ code: number | null; timedOut: boolean; stdout: string; stderr: string }>((done) => {
+function collect(child: ChildProcess, timeoutMs: number, onStdout?: (stdout: string) => void): Promise<Collected> {
+  running.add(child);
+  return new Promise((done) => {
     let stdout = '';
     let stderr = '';
     let timedOut = false;
+    let exitedAt: number | null | undefined;
     child.stdout!.on('data', (d: Buffer) => {
       stdout += d.toString();
       onStdout?.(stdout);
     });
     child.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
+    // A stdout the test destroyed on purpose (closeStdoutAfter) may report the broken pipe.
+    child.stdout!.on('error', () => {});
+    child.stdin?.on('error', () => {});
+    child.on('exit', (code) => (exitedAt = code));
+    // Could not start at all (no `script` on this machine, say): 'close' still follows, with this in stderr.
+    child.on('error', (err) => (stderr += `\n[harness] could not run ${child.spawnfile}: ${err.message}\n`));
+    let exitedBeforeTimeout: number | null | undefined;
     const timer = setTimeout(() => {
       timedOut = true;
-      try {
-        process.kill(-child.pid!, 'SIGKILL');
-      } catch {
-        child.kill('SIGKILL');
-      }
+      exitedBeforeTimeout = exitedAt;
+      killTree(child.pid!);
     }, timeoutMs);
     child.on('close', (code) => {
       clearTimeout(timer);
-      done({ code, timedOut, stdout, stderr });
+      running.delete(child);
+      done({ code, timedOut, exitedAt: exitedBeforeTimeout, stdout, stderr });
     });
   });
 }
 
+/**
+ * SIGKILL a process and everything below it. Its own process group is not enough: `script` starts
+ * the chapter in a new session on the pseudo-terminal, and a chapter's tools may start groups of
+ * their own. So kill the group of every descendant, then every descendant.
+ */
+function killTree(root: number): void {
+  const ps = spawnSync('ps', ['-A', '-o', 'pid=,ppid=,pgid='], { encoding: 'utf8' });
+  const rows = (ps.stdout ?? '').trim().split('\n').map((line) => line.trim().split(/\s+/).map(Number));
+  const children = new Map<number, number[]>();
+  for (const [pid, ppid] of rows) children.set(ppid, [...(children.get(ppid) ?? []), pid]);
+  const tree = [root];
+  for (let i = 0; i < tree.length; i++) tree.push(...(children.get(tree[i]) ?? []));
+  const ownGroup = rows.find(([pid]) => pid === process.pid)?.[2];
+  const groups = new Set(rows.filter(([pid]) => tree.includes(pid)).map(([, , pgid]) => pgid));
+  groups.add(root); // the child leads its own group (detached), even if ps could not be run
+  const targets = [...groups].filter((g) => g !== ownGroup && g > 1).map((g) => -g); // -pgid: the whole group
+  for (const target of [...targets, ...tree]) {
+    try {
+      process.kill(target, 'SIGKILL');
+    } catch {
+      // Already gone.
+    }
+  }
+}
+
 /** The tool_result blocks of the last message of a recorded request body. */
-export const toolResults = (body: any): any[] => (body.messages.at(-1).content as any[]).filter((b) => b.type === 'tool_result');
+export const toolResults = (body: any): any[] =>
+  (body.messages.at(-1).content as any[]).filter((b) => b.type === 'tool_result');
