@@ -22,7 +22,9 @@ import type { AddressInfo } from 'node:net';
 
 export type ReplyBlock =
   | { type: 'text'; text: string }
-  | { type: 'tool_use'; id?: string; name: string; input: unknown };
+  | { type: 'tool_use'; id?: string; name: string; input: unknown }
+  /** Any other block, streamed as it is (a type newer than the client, say): `other({ type: 'x' })`. */
+  | { type: 'other'; block: { type: string; [k: string]: unknown } };
 
 export type StopReason =
   | 'end_turn'
@@ -112,6 +114,7 @@ export interface FakeAnthropic {
 // Small builders so tests read like the conversation they script.
 export const text = (t: string): ReplyBlock => ({ type: 'text', text: t });
 export const toolUse = (name: string, input: unknown, id?: string): ReplyBlock => ({ type: 'tool_use', name, input, id });
+export const other = (block: { type: string; [k: string]: unknown }): ReplyBlock => ({ type: 'other', block });
 export const reply = (...content: ReplyBlock[]): MessageReply => ({ content });
 export const httpError = (status: number, message?: string, headers?: Record<string, string>): ErrorReply => ({
   error: { status, message, headers },
@@ -146,6 +149,11 @@ const MESSAGE_FIELDS = new Set([
 const COUNT_FIELDS = new Set(['model', 'messages', 'system', 'tools', 'tool_choice', 'thinking', 'cache_control', 'output_config']);
 
 const TOOL_NAME = /^[a-zA-Z0-9_-]{1,128}$/;
+/** Content block types a request may carry; anything else is refused as an unknown union tag. */
+const BLOCK_TYPES = [
+  'document', 'image', 'redacted_thinking', 'search_result', 'server_tool_use', 'text', 'thinking', 'tool_result',
+  'tool_use', 'web_fetch_tool_result', 'web_search_tool_result',
+];
 const MAX_BODY_BYTES = 32 * 1024 * 1024;
 
 class Refusal extends Error {
@@ -221,6 +229,10 @@ function checkMessages(messages: unknown, opts: FakeOptions): void {
     blocksOf(m.content).forEach((b, j) => {
       const where = `messages.${i}.content.${j}`;
       if (!isObject(b) || typeof b.type !== 'string') throw bad(`${where}: Input should be a valid dictionary`);
+      if (!BLOCK_TYPES.includes(b.type)) {
+        const tags = BLOCK_TYPES.map((t) => `'${t}'`).join(', ');
+        throw bad(`${where}: Input tag '${b.type}' found using 'type' does not match any of the expected tags: ${tags}`);
+      }
       if (b.type === 'text') checkTextBlock(b, where);
       if (b.type === 'tool_use') {
         if (m.role !== 'assistant') throw bad(`${where}: tool_use blocks can only appear in assistant messages`);
@@ -435,11 +447,11 @@ function sendError(res: ServerResponse, requestId: string, e: ApiErrorInfo, extr
 }
 
 function buildMessage(answer: MessageReply, model: string, inputTokens: number, n: number) {
-  const content = answer.content.map((b, k) =>
-    b.type === 'text'
-      ? { type: 'text', text: b.text }
-      : { type: 'tool_use', id: b.id ?? `toolu_fake_${String(n).padStart(3, '0')}_${k}`, name: b.name, input: b.input },
-  );
+  const content = answer.content.map((b, k): Record<string, any> => {
+    if (b.type === 'text') return { type: 'text', text: b.text };
+    if (b.type === 'other') return b.block;
+    return { type: 'tool_use', id: b.id ?? `toolu_fake_${String(n).padStart(3, '0')}_${k}`, name: b.name, input: b.input };
+  });
   const stop_reason = answer.stop_reason ?? (content.some((b) => b.type === 'tool_use') ? 'tool_use' : 'end_turn');
   return {
     id: `msg_fake_${String(n).padStart(4, '0')}`,
@@ -495,6 +507,8 @@ async function streamMessage(res: ServerResponse, requestId: string, message: Re
       for (const part of pieces(block.text!, 24)) {
         await send('content_block_delta', { type: 'content_block_delta', index, delta: { type: 'text_delta', text: part } });
       }
+    } else if (block.type !== 'tool_use') {
+      await send('content_block_start', { type: 'content_block_start', index, content_block: block });
     } else {
       await send('content_block_start', {
         type: 'content_block_start',

@@ -24,39 +24,48 @@
  */
 import { startFakeAnthropic, type Reply, type ReplyBlock } from './fake-anthropic.ts';
 
-export const OFFLINE_COMMANDS = [
-  ['run <command>', 'run a shell command'],
-  ['read <file>', 'show a file with line numbers'],
-  ['list | find <glob>', 'list files'],
-  ['search <regex>', 'search file contents'],
-  ['write <file>: <text>', 'create a file'],
-  ['edit <file>: <old> => <new>', 'replace text in a file'],
-  ['delegate <task>', 'hand a task to a sub-agent'],
-  ['compact', 'compact the conversation'],
-  ['history | prompt', 'what the model can see'],
-] as const;
+// Each command, what it does, and the tools it needs (any one of them; none: it always works).
+export const OFFLINE_COMMANDS: [command: string, what: string, needs: string[]][] = [
+  ['run <command>', 'run a shell command', ['bash']],
+  ['read <file>', 'show a file with line numbers', ['read_file', 'bash']],
+  ['list | find <glob>', 'list files', ['glob', 'bash']],
+  ['search <regex>', 'search file contents', ['grep', 'bash']],
+  ['write <file>: <text>', 'create a file', ['write_file', 'bash']],
+  ['edit <file>: <old> => <new>', 'replace text in a file', ['edit_file']],
+  ['delegate <task>', 'hand a task to a sub-agent', ['agent']],
+  ['compact', 'compact the conversation', ['compact']],
+  ['history | prompt', 'what the model can see', []],
+];
 
-export const OFFLINE_BANNER = [
-  '┌─ offline demo ─────────────────────────────────────────────────────────',
-  '│ No ANTHROPIC_API_KEY is set, so this runs against a rule-based offline',
-  '│ demo model on 127.0.0.1. It is not an AI: it understands only these:',
-  ...OFFLINE_COMMANDS.map(([cmd, what]) => `│   ${cmd.padEnd(30)} ${what}`),
-  '│   join two with "then":  read notes.txt then run ls',
-  '│ For a real model: cp .env.example .env and set ANTHROPIC_API_KEY.',
-  '└────────────────────────────────────────────────────────────────────────',
-].join('\n');
+/** The commands that work with these tools: a chapter's banner lists only what it can do. */
+const usable = (tools: Set<string>) => OFFLINE_COMMANDS.filter(([, , needs]) => needs.length === 0 || needs.some((t) => tools.has(t)));
+
+/** The banner a chapter prints when it runs offline, listing the commands its tools support. */
+export function offlineBanner(tools: { name: string }[]): string {
+  const commands = usable(new Set(tools.map((t) => t.name)));
+  return [
+    '┌─ offline demo ─────────────────────────────────────────────────────────',
+    '│ No ANTHROPIC_API_KEY is set, so this runs against a rule-based offline',
+    '│ demo model on 127.0.0.1. It is not an AI: it understands only these:',
+    ...commands.map(([cmd, what]) => `│   ${cmd.padEnd(30)} ${what}`),
+    '│   join two with "then":  run ls then read package.json',
+    '│ For a real model: cp .env.example .env and set ANTHROPIC_API_KEY.',
+    '└────────────────────────────────────────────────────────────────────────',
+  ].join('\n');
+}
 
 export interface OfflineModel {
   url: string;
   apiKey: string;
-  banner: string;
+  /** The banner for a chapter with these tools. */
+  banner(tools: { name: string }[]): string;
   close(): Promise<void>;
 }
 
 /** Start the offline model on 127.0.0.1. It does not keep the process alive on its own. */
 export async function startOfflineModel(): Promise<OfflineModel> {
   const fake = await startFakeAnthropic({ respond: offlineRespond, unref: true });
-  return { url: fake.url, apiKey: 'offline-demo', banner: OFFLINE_BANNER, close: fake.close };
+  return { url: fake.url, apiKey: 'offline-demo', banner: offlineBanner, close: fake.close };
 }
 
 // ── The rules ───────────────────────────────────────────────────────────────────────────────────
@@ -128,22 +137,24 @@ function toToolCall(command: string, tools: Set<string>): ReplyBlock | string {
       return tools.has('edit_file') ? call('edit_file', { file_path: m[1], old_string: m[2], new_string: m[3] }) : noTool('edit_file');
     }
     case 'delegate':
-      if (!arg) return 'Tell me what to delegate, for example: delegate find every TODO and list them';
+      if (!arg) return 'Tell me what to delegate, for example: delegate search TODO';
       return tools.has('agent') ? call('agent', { task: arg }) : noTool('agent');
     case 'compact':
       return tools.has('compact') ? call('compact', {}) : noTool('compact');
     default:
-      return help(command);
+      return help(command, tools);
   }
 }
 
 function noTool(name: string): string {
-  return `This chapter does not give me a \`${name}\` tool, so I cannot do that here. ${name === 'bash' ? '' : 'Try: run <command>'}`.trim();
+  const alternative = name === 'bash' ? '' : ' Try: run <command>';
+  return `This chapter does not give me the \`${name}\` tool, so I cannot do that here.${alternative}`;
 }
 
-function help(command: string): string {
-  const list = OFFLINE_COMMANDS.map(([cmd]) => cmd).join(', ');
-  return `I am the offline demo model, not an AI, so I did not understand "${command.slice(0, 60)}". I understand: ${list}. Join two with "then".`;
+function help(command: string, tools: Set<string>): string {
+  const list = usable(tools).map(([cmd]) => cmd).join(', ');
+  return `I am the offline demo model, not an AI, so I did not understand "${command.slice(0, 60)}". ` +
+    `I understand: ${list}. Join two with "then".`;
 }
 
 /** After tool calls: quote what each tool returned (the first lines), so the loop is visible. */
@@ -166,7 +177,9 @@ function describeHistory(messages: { role: string; content: unknown }[]): string
   const prompts = messages.filter((m) => m.role === 'user' && textOf(m.content).trim()).map((m) => textOf(m.content).trim());
   const toolCalls = messages.flatMap((m) => blocks(m.content)).filter((b) => b.type === 'tool_use').length;
   const list = prompts.map((p, i) => `  ${i + 1}. ${p.slice(0, 70)}`).join('\n');
-  return `I can see ${messages.length} messages: ${prompts.length} prompts from you and ${toolCalls} tool calls.\n${list}`;
+  const count = (n: number, what: string) => `${n} ${what}${n === 1 ? '' : 's'}`;
+  const seen = `${count(messages.length, 'message')}: ${count(prompts.length, 'prompt')} from you and ${count(toolCalls, 'tool call')}`;
+  return `I can see ${seen}.\n${list}`;
 }
 
 function describePrompt(system: unknown): string {

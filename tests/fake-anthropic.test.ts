@@ -221,6 +221,14 @@ const RULES: RuleCase[] = [
     message: 'messages: text content blocks must contain non-whitespace text',
   },
   {
+    rule: 'a content block of a type the API does not know (sent back from a newer reply, say)',
+    params: body({ messages: [user('hi'), assistant([{ type: 'mystery_block' } as any]), user('and?')] }),
+    message:
+      "messages.1.content.0: Input tag 'mystery_block' found using 'type' does not match any of the expected tags: " +
+      "'document', 'image', 'redacted_thinking', 'search_result', 'server_tool_use', 'text', 'thinking', " +
+      "'tool_result', 'tool_use', 'web_fetch_tool_result', 'web_search_tool_result'",
+  },
+  {
     rule: 'empty message content: string ""',
     params: body({ messages: [user('')] }),
     message: EMPTY_CONTENT(0),

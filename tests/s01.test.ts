@@ -1,3 +1,3 @@
 import { loopBehaviours } from './behaviours/loop.ts';
 
-loopBehaviours('s01');
+loopBehaviours('s01', { offlineCommands: ['run', 'read', 'list', 'search', 'write', 'history'] });

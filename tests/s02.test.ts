@@ -1,5 +1,5 @@
 import { loopBehaviours } from './behaviours/loop.ts';
 import { toolBehaviours } from './behaviours/tools.ts';
 
-loopBehaviours('s02');
+loopBehaviours('s02', { offlineCommands: ['run', 'read', 'list', 'search', 'write', 'edit', 'history'] });
 toolBehaviours('s02');

@@ -4,7 +4,7 @@ import { loopBehaviours } from './behaviours/loop.ts';
 import { toolBehaviours } from './behaviours/tools.ts';
 import { runChapter, toolResults as resultsOf } from './helpers/run-chapter.ts';
 
-loopBehaviours('s03');
+loopBehaviours('s03', { offlineCommands: ['run', 'read', 'list', 'search', 'write', 'edit', 'delegate', 'history'] });
 toolBehaviours('s03');
 
 const TASK = 'Find every TODO in src/ and report them by file.';
@@ -49,9 +49,10 @@ describe.concurrent('s03: the agent tool', () => {
     expect(result.content).toContain('REPORT: 2 TODOs in src/a.ts');
     expect(JSON.stringify(back), 'none of the child’s tool output may enter the parent’s context').not.toContain('CHILD-TOOL-OUTPUT');
 
-    const childLine = run.stdout.split('\n').find((l) => l.includes('$ echo CHILD-TOOL-OUTPUT'));
-    expect(childLine, 'the child’s tool calls are shown, marked as the sub-agent’s').toMatch(/^│ /);
-    expect(run.stdout, 'and its token use is shown').toMatch(/sub-agent used \d+ input \+ \d+ output tokens/);
+    const childLine = run.stderr.split('\n').find((l) => l.includes('$ echo CHILD-TOOL-OUTPUT'));
+    expect(childLine, 'the child’s tool calls are shown (on stderr), marked as the sub-agent’s').toMatch(/^│ /);
+    expect(run.stderr, 'and its token use is shown').toMatch(/sub-agent used \d+ input \+ \d+ output tokens/);
+    expect(run.stdout.trim(), 'stdout holds only the parent’s answer').toBe('Parent is done.');
   });
 
   it('cuts off a sub-agent that never stops; the parent gets an is_error result and finishes', async () => {
@@ -88,15 +89,36 @@ describe.concurrent('s03: the agent tool', () => {
     expect(result.content).toContain('no report');
   });
 
-  it('turns an API error inside the sub-agent into an is_error result; the parent goes on', async () => {
+  it('turns an API error inside the sub-agent into a readable is_error result; the parent goes on', async () => {
     const run = await runChapter('s03', {
       args: ['-p', 'go'],
-      respond: delegating(() => httpError(500, 'child exploded', { 'x-should-retry': 'false' })),
+      respond: delegating(() => httpError(529, 'child overloaded', { 'x-should-retry': 'false' })),
     });
     expect(run.code, 'the parent must survive its child’s failure').toBe(0);
     const [result] = resultsOf(run.requests.at(-1)!.body);
     expect(result).toMatchObject({ tool_use_id: 'toolu_agent', is_error: true });
-    expect(result.content).toContain('child exploded');
+    expect(result.content, 'one readable line, not a raw error object').toBe('Error: the sub-agent failed: API error 529: child overloaded');
+    expect(run.stderr, 'the sub-agent’s closing line is printed even when it failed').toMatch(/└ sub-agent used/);
+  });
+
+  it('refuses an empty task before sending anything', async () => {
+    const run = await runChapter('s03', {
+      args: ['-p', 'go'],
+      replies: [reply(toolUse('agent', { task: '  \n ' }, 'toolu_empty')), reply(text('ok'))],
+    });
+    expect(run.requests, 'no request for the child: the API would refuse a whitespace-only message').toHaveLength(2);
+    const [result] = resultsOf(run.requests[1].body);
+    expect(result).toMatchObject({ tool_use_id: 'toolu_empty', is_error: true, content: expect.stringMatching(/task is empty/) });
+  });
+
+  it('says when a sub-agent did not finish normally (a refusal) instead of passing its words on as a report', async () => {
+    const run = await runChapter('s03', {
+      args: ['-p', 'go'],
+      respond: delegating(() => ({ content: [text('I will not do that.')], stop_reason: 'refusal' })),
+    });
+    const [result] = resultsOf(run.requests.at(-1)!.body);
+    expect(result, 'a refused task is an error for the parent').toMatchObject({ tool_use_id: 'toolu_agent', is_error: true });
+    expect(result.content).toMatch(/did not finish normally \(stop_reason: refusal\)[\s\S]*I will not do that\./);
   });
 
   it('refuses an agent call made by the sub-agent itself', async () => {
@@ -131,7 +153,7 @@ describe.concurrent('s03: the agent tool', () => {
   it('works offline: "delegate run …" goes through a sub-agent', async () => {
     const run = await runChapter('s03', { offline: true, args: ['-p', 'delegate run echo from-the-child'] });
     expect(run.code, run.stderr).toBe(0);
-    expect(run.stdout).toMatch(/┌ sub-agent: run echo from-the-child/);
-    expect(run.stdout).toMatch(/│ \$ echo from-the-child/);
+    expect(run.stderr).toMatch(/┌ sub-agent: run echo from-the-child/);
+    expect(run.stderr).toMatch(/│ \$ echo from-the-child/);
   });
 });

@@ -16,8 +16,9 @@ export const checks: ExerciseCheck[] = [
         replies: [reply(toolUse('bash', { command: 'sleep 0.3' })), reply(text('done'))],
       });
       need(run.code === 0, `The chapter should still exit 0 (it exited ${run.code}). stderr:\n${run.stderr}`);
-      const took = run.stdout.match(/took\s+(\d+(?:\.\d+)?)\s*(ms|s)\b/i);
-      need(took, 'After a tool call, print a line such as "(took 312 ms)" or "(took 0.3 s)". None was found in:\n' + run.stdout);
+      const took = run.stderr.match(/took\s+(\d+(?:\.\d+)?)\s*(ms|s)\b/i);
+      need(took, 'After a tool call, print a line such as "(took 312 ms)" or "(took 0.3 s)" to stderr, where the tool call lines go. ' +
+        'None was found in:\n' + run.stderr);
       const ms = Number(took[1]) * (took[2].toLowerCase() === 's' ? 1000 : 1);
       need(ms >= 250, `The tool ran "sleep 0.3", but the line says it took ${took[0].slice(5)}. Measure around runBash().`);
     },
@@ -35,7 +36,7 @@ export const checks: ExerciseCheck[] = [
         run.requests.length === 3,
         `With --max-rounds 3 and a model that always calls a tool, the loop should call the model 3 times; it called it ${run.requests.length} times.`,
       );
-      need(/stopped after 3 rounds/.test(run.stdout), 'The stop message should name the bound you set: "stopped after 3 rounds".');
+      need(/stopped after 3 rounds/.test(run.stderr), 'The stop message should name the bound you set: "stopped after 3 rounds".');
     },
   },
   {

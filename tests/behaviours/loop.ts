@@ -5,11 +5,16 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { httpError, reply, text, toolUse, type MessageReply } from '../../shared/fake-anthropic.ts';
+import { httpError, other, reply, text, toolUse, type MessageReply } from '../../shared/fake-anthropic.ts';
 import { REPO, TEST_KEY, runChapter, runRepl, toolResults as lastResults } from '../helpers/run-chapter.ts';
 import { shared } from '../helpers/shared.ts';
 
-export function loopBehaviours(chapter: string) {
+/** What the chapter's offline banner must list: the commands that work with its tools, and no others. */
+export interface LoopOptions {
+  offlineCommands: string[];
+}
+
+export function loopBehaviours(chapter: string, { offlineCommands }: LoopOptions) {
   describe.concurrent(`${chapter}: one tool round`, () => {
     // The first reply opens with a whitespace-only text block, as real models sometimes do.
     const r = shared(() =>
@@ -26,13 +31,19 @@ export function loopBehaviours(chapter: string) {
       const [result] = lastResults(run.requests[1].body);
       expect(result, 'after a tool_use the loop must send a tool_result answering the same id').toMatchObject({ tool_use_id: 'toolu_A' });
       expect(JSON.stringify(result.content), 'the tool_result must carry what the command printed').toContain('hello from bash');
-      expect(run.stdout, 'each tool call is shown to the reader as "$ <command>"').toContain('$ echo "hello from bash"');
+      expect(run.stderr, 'each tool call is shown to the reader as "$ <command>", on stderr').toContain('$ echo "hello from bash"');
       expect(run.stdout, 'the final answer is printed').toContain('All done.');
+    });
+
+    it('prints only the model’s text on stdout; tool calls and usage lines go to stderr', () => {
+      const run = r();
+      expect(run.stdout.trim(), 'stdout is the answer alone, so `-p … > answer.txt` keeps just that').toBe('All done.');
+      expect(run.stderr, 'no colour codes when stderr is not a terminal').not.toMatch(/\x1b\[/);
     });
 
     it('prints a usage line with the input tokens after every model call', () => {
       const run = r();
-      const shown = [...run.stdout.matchAll(/tokens in (\d+)/g)].map((m) => Number(m[1]));
+      const shown = [...run.stderr.matchAll(/tokens in (\d+)/g)].map((m) => Number(m[1]));
       expect(shown, 'one "tokens in N" line per call, with the API-reported numbers').toEqual(run.requests.map((q) => q.inputTokens));
       expect(shown[1], 'the second call sends the whole conversation again, so its input is larger').toBeGreaterThan(shown[0]);
     });
@@ -88,30 +99,37 @@ export function loopBehaviours(chapter: string) {
   });
 
   describe.concurrent(`${chapter}: a REPL session`, () => {
-    // One conversation, five prompts, each scripted to test one rule:
-    //   1 text only · 2 an API error · 3 a refusal · 4 a reply cut off at max_tokens · 5 a normal answer
+    // One conversation, one prompt per rule; each prompt makes exactly one model call:
+    //   1 text only · 2 an API error · 3 a refusal that also holds a tool call · 4 a reply cut off at
+    //   max_tokens · 5 stop_reason tool_use with no tool call · 6 a block type the loop does not know ·
+    //   7 a stream that fails halfway · 8 a stream that stalls · 9 a normal answer · then Ctrl+D
+    const prompts = ['first question', 'second question', 'third question', 'make a file', 'fifth', 'sixth', 'seventh', 'eighth', 'ninth'];
     const r = shared(() =>
-      runRepl(chapter, ['first question', 'second question', 'third question', 'make a file', 'fifth question', 'exit'], {
-        env: { MODEL_ID: '' }, // unset: the chapter must fall back to the default .env.example documents
+      runRepl(chapter, [...prompts, '\x04'], {
+        env: { MODEL_ID: '', STREAM_IDLE_SECONDS: '1' }, // MODEL_ID unset: the chapter must fall back to the default
         replies: [
           reply(text('answer one')),
           httpError(400, 'something was wrong'),
-          { content: [text('I cannot help with that.')], stop_reason: 'refusal' },
+          { content: [text('I cannot help with that.'), toolUse('bash', { command: 'touch refused-tool' })], stop_reason: 'refusal' },
           { content: [text('I will create it'), toolUse('bash', { command: 'touch should-not-exist' })], stop_reason: 'max_tokens' },
-          reply(text('answer five')),
+          { content: [text('I meant to call a tool')], stop_reason: 'tool_use' },
+          reply(text('here is something new'), other({ type: 'mystery_block', data: 'x' })),
+          { content: [text('partial answer'), text('never sent')], errorAfterBlocks: 1 },
+          { content: [text('this never arrives')], eventDelayMs: 4_000 },
+          reply(text('answer nine')),
         ],
       }),
     );
-    /** The request sent for the n-th prompt (1-based): each prompt here makes exactly one call. */
+    /** The request sent for the n-th prompt (1-based). */
     const request = (n: number) => r().requests[n - 1].body;
 
-    it('quits on exit', () => {
-      expect(r().timedOut, `the REPL should quit on "exit"; output:\n${r().stdout}`).toBe(false);
+    it('leaves on Ctrl+D (end of input)', () => {
+      expect(r().timedOut, `the REPL should quit on Ctrl+D; output:\n${r().stdout}`).toBe(false);
       expect(r().code).toBe(0);
     });
 
     it('ends the turn when the reply calls no tool', () => {
-      expect(r().requests, 'one model call per prompt: a text-only reply must not trigger another').toHaveLength(5);
+      expect(r().requests, 'one model call per prompt: a reply without a tool call must not trigger another').toHaveLength(9);
       expect(r().stdout).toContain('answer one');
     });
 
@@ -128,8 +146,10 @@ export function loopBehaviours(chapter: string) {
       expect(JSON.stringify(later.slice(2)), 'the prompt whose call failed is kept, and the next one too').toMatch(/second question[\s\S]*third question/);
     });
 
-    it('reports a refusal instead of silently stopping', () => {
+    it('reports a refusal, and drops the tool call it held without running it', () => {
       expect(r().stdout).toMatch(/declined|refus/i);
+      expect(existsSync(join(r().workspace, 'refused-tool')), 'a tool call in a refused reply is never run').toBe(false);
+      expect(JSON.stringify(request(4).messages), 'nor sent back: it would never get its result').not.toContain('refused-tool');
     });
 
     it('does not run a tool call from a reply cut off at max_tokens, and says so', () => {
@@ -137,10 +157,22 @@ export function loopBehaviours(chapter: string) {
       expect(r().stdout, 'the reader should see that the reply was cut').toMatch(/max_tokens/);
     });
 
-    it('keeps the conversation valid after a cut-off reply (the next prompt is not refused)', () => {
-      // runRepl fails by itself if the fake refused a request (a dangling tool_use, say).
-      expect(JSON.stringify(request(5).messages), 'no tool_use is left without its result').not.toContain('should-not-exist');
-      expect(r().stdout).toContain('answer five');
+    it('keeps the conversation valid whatever the reply held (the fake refuses every invalid request)', () => {
+      // runRepl fails by itself if the fake refused a request (a dangling tool_use, an empty message…).
+      const last = JSON.stringify(request(9).messages);
+      expect(last, 'no tool_use is left without its result').not.toContain('should-not-exist');
+      expect(last, 'a block type the loop does not know is not sent back').not.toContain('mystery_block');
+      expect(last, 'the text next to it is kept').toContain('here is something new');
+      expect(r().stdout).toContain('answer nine');
+    });
+
+    it('prints a mid-stream error on a line of its own, after the text that did arrive', () => {
+      expect(r().stdout, 'streamed text, a newline, then the error').toMatch(/partial answer\n[^\n]*API error[^\n]*Overloaded/);
+    });
+
+    it('gives up on a stream that stalls, says so, and stays usable', () => {
+      expect(r().stdout, 'one line that names the wait').toMatch(/sent nothing for 1 s/);
+      expect(r().stdout.indexOf('answer nine'), 'the next prompt still works').toBeGreaterThan(r().stdout.indexOf('sent nothing'));
     });
   });
 
@@ -152,11 +184,12 @@ export function loopBehaviours(chapter: string) {
       expect(run.requests[0].body.stream, 'the request must ask for a stream (client.messages.stream)').toBe(true);
       expect(run.stdout, 'text deltas should be written to stdout as they arrive').toContain('Partial answer that was streamed');
       expect(run.code, 'a stream that fails is an API error: exit 1').toBe(1);
+      expect(run.stderr, 'the error goes to stderr').toContain('Overloaded');
     });
 
     it('stops a runaway loop at its round bound with a message', async () => {
       const run = await runChapter(chapter, { args: ['-p', 'loop'], respond: () => reply(toolUse('bash', { command: 'true' })) });
-      const bound = run.stdout.match(/stopped after (\d+) rounds/);
+      const bound = run.stderr.match(/stopped after (\d+) rounds/);
       expect(bound, 'after too many rounds the loop must stop and say "stopped after N rounds"').not.toBeNull();
       expect(run.requests.length, 'exactly N model calls were made').toBe(Number(bound![1]));
       expect(run.code).toBe(0);
@@ -178,14 +211,88 @@ export function loopBehaviours(chapter: string) {
       expect(run.code).toBe(0);
       expect(run.requests.map((r) => r.injected?.status ?? 200), 'the SDK retries 529 by itself').toEqual([529, 200]);
       expect(run.stdout).toContain('recovered after retry');
+      expect(run.stderr, 'the reader sees that it waits, and for how long').toMatch(/529.*wait 0\.01 s/);
     });
 
-    it('without a key, answers through the offline demo model and says so', async () => {
-      const run = await runChapter(chapter, { offline: true, args: ['-p', 'run echo offline-ok'] });
-      expect(run.code, run.stderr).toBe(0);
+    it('does not sit silent when a 429 asks to wait a day: a clear error at once', async () => {
+      const run = await runChapter(chapter, {
+        args: ['-p', 'x'],
+        replies: [httpError(429, 'Number of requests has exceeded your rate limit', { 'retry-after': '86400' })],
+        timeoutMs: 10_000,
+      });
+      expect(run.code, 'an API failure in -p mode exits 1').toBe(1);
+      expect(run.requests, 'no retry after a day-long retry-after').toHaveLength(1);
+      expect(run.stderr, 'the API’s message and the wait it asked for').toMatch(/429: Number of requests[^\n]*86400 s/);
+    });
+
+    it('names the URL it could not reach, and what to check', async () => {
+      const run = await runChapter(chapter, { args: ['-p', 'x'], env: { ANTHROPIC_BASE_URL: 'http://127.0.0.1:9' } });
+      expect(run.code).toBe(1);
+      expect(run.stderr).toMatch(/could not reach http:\/\/127\.0\.0\.1:9.*ANTHROPIC_BASE_URL/);
+    });
+
+    it('kills the running command when it is stopped by SIGTERM: nothing is left behind', async () => {
+      // The command signals its own agent ($PPID is the chapter's process), then keeps running.
+      const command = '(sleep 1; touch late.txt) & kill -TERM $PPID; sleep 30';
+      const run = await runChapter(chapter, { args: ['-p', 'x'], replies: [reply(toolUse('bash', { command }))] });
+      expect(run.code, 'killed by SIGTERM: 128 + 15').toBe(143);
+      await new Promise((done) => setTimeout(done, 1500));
+      expect(existsSync(join(run.workspace, 'late.txt')), 'the command’s background job must have been killed too').toBe(false);
+    });
+
+    it.each([
+      ['npx tsx (what readers run)', true],
+      ['plain node', false],
+    ])('Ctrl+C in the REPL while a command runs ends the agent and the command, under %s', async (_how, viaTsx) => {
+      const command = '(sleep 2; touch late.txt) & sleep 30';
+      const run = await runRepl(chapter, ['start it', { after: /\$ \(sleep 2/, keys: '\x03' }], {
+        viaTsx,
+        replies: [reply(toolUse('bash', { command }))],
+      });
+      expect(run.code, 'interrupted: 128 + SIGINT (2)').toBe(130);
+      await new Promise((done) => setTimeout(done, 2500));
+      expect(existsSync(join(run.workspace, 'late.txt')), 'the command’s background job must be gone too').toBe(false);
+    });
+
+    it('ends quietly when stdout is closed (`-p … | head -1`), and runs nothing more', async () => {
+      const run = await runChapter(chapter, {
+        args: ['-p', 'x'],
+        closeStdoutAfter: 1,
+        replies: [
+          reply(text('first line'), toolUse('bash', { command: 'sleep 0.3' })),
+          { content: [text('second line'), toolUse('bash', { command: 'touch after-close' })], eventDelayMs: 20 },
+          reply(text('done')),
+        ],
+      });
+      expect(run.stderr, 'no stack trace').not.toMatch(/EPIPE|\n\s+at /);
+      expect(run.code, 'the reader chose to stop reading: not a failure').toBe(0);
+      expect(existsSync(join(run.workspace, 'after-close')), 'no tool call runs once nobody reads the output').toBe(false);
+    });
+
+    it('prints usage for --help, and refuses an unknown flag or a missing prompt with exit 2', async () => {
+      const [help, unknown, missing] = await Promise.all([
+        runChapter(chapter, { args: ['--help'] }),
+        runChapter(chapter, { args: ['--frobnicate'] }),
+        runChapter(chapter, { args: ['-p'], offline: true }),
+      ]);
+      expect(help.code, '--help is not an error').toBe(0);
+      expect(help.stdout).toMatch(/^Usage: npx tsx s\d\d_\w+\/code\.ts/);
+      expect(help.requests, '--help does not start the REPL or call the model').toHaveLength(0);
+      expect(unknown.code).toBe(2);
+      expect(unknown.stderr).toMatch(/Unknown option '--frobnicate'[\s\S]*Usage:/);
+      expect(missing.code).toBe(2);
+      expect(missing.stderr, 'the error comes first, not after the offline banner').not.toContain('offline demo');
+    });
+
+    it('without a key, answers through the offline demo model and says so (run as a reader does, through tsx)', async () => {
+      const run = await runRepl(chapter, ['run echo offline-ok', 'quit'], { offline: true, viaTsx: true });
+      expect(run.code, run.stdout).toBe(0);
       expect(run.stdout, 'the banner must say plainly that this is not an AI').toMatch(/offline demo[\s\S]*not an AI/);
       expect(run.stdout, 'the offline model turns "run …" into a bash call').toContain('$ echo offline-ok');
       expect(run.stdout.split('offline-ok').length, 'and quotes the result back').toBeGreaterThan(2);
+      expect(run.stdout, '"quit" leaves; it is not sent to the model').not.toMatch(/did not understand "quit"/);
+      const listed = [...run.stdout.matchAll(/^│ {3}(\w+)/gm)].map((m) => m[1]).filter((word) => word !== 'join');
+      expect(listed, 'the banner lists exactly the commands this chapter’s tools can do').toEqual(offlineCommands);
     });
   });
 }
