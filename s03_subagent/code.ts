@@ -13,7 +13,8 @@ import type { Tool, ToolResultBlockParam, ToolUseBlock } from '@anthropic-ai/sdk
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { once } from 'node:events';
-import { constants, lstatSync, mkdirSync, realpathSync, renameSync, rmSync, statSync, writeFileSync, type Stats } from 'node:fs';
+import { constants, lstatSync, mkdirSync, realpathSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import type { Stats } from 'node:fs';
 import { open, stat } from 'node:fs/promises';
 import os from 'node:os';
 import { basename, dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
@@ -94,7 +95,10 @@ export const TOOLS: Tool[] = [
     description: 'Run a shell command in the workspace. Returns stdout and stderr together, then the exit code.',
     input_schema: {
       type: 'object',
-      properties: { command: string('The command, e.g. "npm test"'), timeout: integer('Seconds before it is killed (default 120, max 600)') },
+      properties: {
+        command: string('The command, e.g. "npm test"'),
+        timeout: integer('Seconds before it is killed (default 120, max 600)'),
+      },
       required: ['command'],
     },
   },
@@ -103,18 +107,28 @@ export const TOOLS: Tool[] = [
     description: 'Read a text file, with line numbers. Long files come in pages: use offset and limit.',
     input_schema: {
       type: 'object',
-      properties: { file_path: string('Path in the workspace'), offset: integer('First line, 1-based'), limit: integer('How many lines (default 2000)') },
+      properties: {
+        file_path: string('Path in the workspace'),
+        offset: integer('First line, 1-based'),
+        limit: integer('How many lines (default 2000)'),
+      },
       required: ['file_path'],
     },
   },
   {
     name: 'write_file',
     description: 'Create or overwrite a file with the given content. Creates missing folders.',
-    input_schema: { type: 'object', properties: { file_path: string('Path in the workspace'), content: string('The whole new content') }, required: ['file_path', 'content'] },
+    input_schema: {
+      type: 'object',
+      properties: { file_path: string('Path in the workspace'), content: string('The whole new content') },
+      required: ['file_path', 'content'],
+    },
   },
   {
     name: 'edit_file',
-    description: 'Replace an exact string in a file. old_string must match once (whitespace included) unless replace_all is true. Answers with a diff.',
+    description:
+      'Replace an exact string in a file. old_string must match once (whitespace included) unless replace_all ' +
+      'is true. Answers with a diff.',
     input_schema: {
       type: 'object',
       properties: {
@@ -129,14 +143,22 @@ export const TOOLS: Tool[] = [
   {
     name: 'glob',
     description: 'List files matching a glob pattern such as "src/**/*.ts", newest first.',
-    input_schema: { type: 'object', properties: { pattern: string('Glob pattern'), path: string('Folder to search in (default: the workspace)') }, required: ['pattern'] },
+    input_schema: {
+      type: 'object',
+      properties: { pattern: string('Glob pattern'), path: string('Folder to search in (default: the workspace)') },
+      required: ['pattern'],
+    },
   },
   {
     name: 'grep',
     description: 'Search file contents with a regular expression. Returns path:line: text for each match.',
     input_schema: {
       type: 'object',
-      properties: { pattern: string('JavaScript regular expression'), path: string('File or folder (default: the workspace)'), include: string('Only files matching this glob, e.g. "*.ts"') },
+      properties: {
+        pattern: string('JavaScript regular expression'),
+        path: string('File or folder (default: the workspace)'),
+        include: string('Only files matching this glob, e.g. "*.ts"'),
+      },
       required: ['pattern'],
     },
   },
@@ -144,10 +166,15 @@ export const TOOLS: Tool[] = [
   {
     name: 'agent',
     description:
-      'Hand a task to a sub-agent that works in a fresh context with the same tools and returns only its final report. ' +
-      'It sees nothing of this conversation, so the task must be self-contained: say what to do, where, and what to report. ' +
-      'Use it for work that would fill your context, such as searching a large codebase or reading many files.',
-    input_schema: { type: 'object', properties: { task: string('The complete, self-contained task') }, required: ['task'] },
+      'Hand a task to a sub-agent that works in a fresh context with the same tools and returns only its final ' +
+      'report. It sees nothing of this conversation, so the task must be self-contained: say what to do, where, ' +
+      'and what to report. Use it for work that would fill your context, such as searching a large codebase or ' +
+      'reading many files.',
+    input_schema: {
+      type: 'object',
+      properties: { task: string('The complete, self-contained task') },
+      required: ['task'],
+    },
   },
 ];
 
@@ -174,7 +201,9 @@ const CMD =
   String.raw`(?:(?:sudo|doas|time|nice|nohup|exec|command|env|xargs)(?:\s+-\S+)*\s+|\w+=\S*\s+)*` +
   String.raw`(?:[^\s;&|()\x60]*\/)?`; // /sbin/ in /sbin/mkfs
 // What a recursive rm must never be given: /, the home folder or a top-level system folder, with or without /*.
-const SYSTEM_DIRS = String.raw`bin|boot|dev|etc|home|lib\w*|opt|root|sbin|srv|sys|usr|var|Applications|Library|System|Users`;
+const SYSTEM_DIRS =
+  String.raw`bin|boot|dev|etc|home|lib\w*|opt|root|sbin|srv|sys|usr|var` + // Linux
+  String.raw`|Applications|Library|System|Users`; // macOS
 const ROOTS = String.raw`(?:~|\$HOME|\$\{HOME\}|\/(?:${SYSTEM_DIRS})?)\/?\*?(?=[\s;&|)]|$)`;
 const DISK = String.raw`\/dev\/(?:sd|hd|vd|xvd|nvme|mmcblk|r?disk|mapper\/)`; // disks and partitions, not /dev/null
 const SHELL = String.raw`(?:sudo\s+(?:-\S+\s+)*)?(?:[^\s;&|()\x60]*\/)?(?:ba|da|k|z)?sh\b`; // sh, bash, /bin/bash …
@@ -192,7 +221,10 @@ const DANGEROUS: [RegExp, string][] = [
   [/(?<![\w:.-])([\w:.-]+)\s*\(\s*\)\s*\{[^}]*\1\s*\|\s*\1\s*&/, 'fork bomb'],
   // curl … | bash, and the forms without a pipe: bash <(curl …) and bash -c "$(curl …)".
   [
-    new RegExp(String.raw`\b(?:curl|wget)\b.*\|\s*${SHELL}|${CMD}${SHELL}\s+(?:-\S+\s+)*\(?(?:<\(|\$\()\s*(?:curl|wget)\b`),
+    new RegExp(
+      String.raw`\b(?:curl|wget)\b.*\|\s*${SHELL}` + // curl … | sh
+        String.raw`|${CMD}${SHELL}\s+(?:-\S+\s+)*\(?(?:<\(|\$\()\s*(?:curl|wget)\b`, // sh <(curl …), sh -c "$(curl …)"
+    ),
     'piping a download into a shell',
   ],
 ];
@@ -351,7 +383,9 @@ async function readFileTool(input: { file_path: string; offset?: number; limit?:
   const lines = (text ?? bytes.toString('utf8')).split('\n');
   if (lines.at(-1) === '') lines.pop(); // the newline at the end of the last line
   const start = Math.max(0, (input.offset ?? 1) - 1);
-  if (start > 0 && start >= lines.length) throw new Error(`offset ${input.offset} is past the end: ${input.file_path} has ${lines.length} lines`);
+  if (start > 0 && start >= lines.length) {
+    throw new Error(`offset ${input.offset} is past the end: ${input.file_path} has ${lines.length} lines`);
+  }
   // `cat -n` style, so the model can cite line numbers:  "    12\tconst x = 1;"
   // A page ends after `limit` lines or MAX_BODY characters: 2,000 rows of a wide CSV would fill the context.
   const body: string[] = [];
@@ -364,7 +398,8 @@ async function readFileTool(input: { file_path: string; offset?: number; limit?:
   }
   if (body.length === lines.length) return (body.join('\n') || '(empty file)') + note;
   const end = start + body.length;
-  return `${body.join('\n')}\n(showing lines ${start + 1}-${end} of ${lines.length}; to read on, use offset ${end + 1})${note}`;
+  const page = `(showing lines ${start + 1}-${end} of ${lines.length}; to read on, use offset ${end + 1})`;
+  return `${body.join('\n')}\n${page}${note}`;
 }
 
 async function writeFileTool(input: { file_path: string; content: string }): Promise<string> {
@@ -381,9 +416,18 @@ function lineEndAt(text: string, index: number): string {
   return text[newline - 1] === '\r' ? '\r\n' : '\n';
 }
 
-async function editFileTool(input: { file_path: string; old_string: string; new_string: string; replace_all?: boolean }): Promise<string> {
+interface EditInput {
+  file_path: string;
+  old_string: string;
+  new_string: string;
+  replace_all?: boolean;
+}
+
+async function editFileTool(input: EditInput): Promise<string> {
   if (!input.old_string) throw new Error('old_string is empty; to create a file use write_file');
-  if (input.old_string === input.new_string) throw new Error('old_string and new_string are the same; nothing would change');
+  if (input.old_string === input.new_string) {
+    throw new Error('old_string and new_string are the same; nothing would change');
+  }
   const path = safePath(input.file_path);
   const bytes = await readRegularFile(path, input.file_path);
   if (!bytes) throw new Error(tooBig(input.file_path));
@@ -391,16 +435,21 @@ async function editFileTool(input: { file_path: string; old_string: string; new_
   // Only a file we can decode exactly can be written back unchanged outside the edit.
   const before = decodeUtf8(bytes);
   if (before === undefined) {
-    throw new Error(`${input.file_path} is not valid UTF-8 (Latin-1, say); edit_file could not write it back unchanged. Use bash`);
+    const why = 'edit_file could not write it back unchanged. Use bash';
+    throw new Error(`${input.file_path} is not valid UTF-8 (Latin-1, say); ${why}`);
   }
   // old_string is plain text, so escape what a regex would read as special. The model writes "\n": let each
   // newline match "\r\n" too, for Windows files and for files that mix both endings.
   const escaped = input.old_string.replace(/\r\n/g, '\n').replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
   const pattern = new RegExp(escaped.replace(/\n/g, '\\r?\\n'), 'g');
   const count = before.match(pattern)?.length ?? 0;
-  if (count === 0) throw new Error(`old_string not found in ${input.file_path}. Read the file and copy the text exactly, whitespace included.`);
+  if (count === 0) {
+    const hint = 'Read the file and copy the text exactly, whitespace included.';
+    throw new Error(`old_string not found in ${input.file_path}. ${hint}`);
+  }
   if (count > 1 && !input.replace_all) {
-    throw new Error(`old_string appears ${count} times in ${input.file_path}; include more surrounding lines to make it unique, or set replace_all`);
+    const hint = 'include more surrounding lines to make it unique, or set replace_all';
+    throw new Error(`old_string appears ${count} times in ${input.file_path}; ${hint}`);
   }
   // new_string gets the line ending of the text it replaces, so a CRLF line stays CRLF.
   const after = before.replace(pattern, (_match, offset: number) => {
@@ -410,14 +459,16 @@ async function editFileTool(input: { file_path: string; old_string: string; new_
   // Answer with a unified diff: the model (and you) can see exactly what changed.
   const lf = (text: string) => text.replace(/\r\n/g, '\n');
   const options = { headerOptions: FILE_HEADERS_ONLY, timeout: DIFF_SECONDS * 1000 };
-  const diff = createTwoFilesPatch(input.file_path, input.file_path, lf(before), lf(after), undefined, undefined, options);
+  const name = input.file_path;
+  const diff = createTwoFilesPatch(name, name, lf(before), lf(after), undefined, undefined, options);
   if (diff === undefined) {
-    return `Edited ${input.file_path} (${count} replacements); the diff took too long to compute, so read the file to check`;
+    return `Edited ${name} (${count} replacements); the diff took too long to compute, so read the file to check`;
   }
   // A one-word edit in a minified bundle is a diff of two 900 KB lines: cut long lines, then the whole diff.
   const shown = diff.split('\n').map(cutLine).join('\n');
   if (shown === diff && diff.length <= MAX_BODY) return diff;
-  return `${shown.slice(0, MAX_BODY)}\n(the edit was applied; this diff was cut to fit, long lines to their first ${MAX_LINE} characters)`;
+  const cut = `(the edit was applied; this diff was cut to fit, long lines to their first ${MAX_LINE} characters)`;
+  return `${shown.slice(0, MAX_BODY)}\n${cut}`;
 }
 
 /** Files under `path` matching `pattern`, inside the workspace, as paths relative to it. */
@@ -430,12 +481,22 @@ async function findFiles(pattern: string, path = '.'): Promise<string[]> {
   }
   // Symlinks are not followed (a link to / would walk the whole disk), and the walk has a time limit.
   const signal = AbortSignal.timeout(WALK_SECONDS * 1000);
-  const found = await glob(pattern, { cwd: base, ignore: SKIP, dot: true, absolute: true, followSymbolicLinks: false, signal });
+  const options = { cwd: base, ignore: SKIP, dot: true, absolute: true, followSymbolicLinks: false, signal };
+  const found = await glob(pattern, options);
   const narrow = 'narrow the pattern (src/**/*.ts, not **/*) or the path';
   if (signal.aborted) throw new Error(`listing files took longer than ${WALK_SECONDS} s; ${narrow}`);
-  if (found.length > MAX_FILES) throw new Error(`${found.length} files match ${pattern}, more than ${MAX_FILES}; ${narrow}`);
+  if (found.length > MAX_FILES) {
+    throw new Error(`${found.length} files match ${pattern}, more than ${MAX_FILES}; ${narrow}`);
+  }
   // Check every hit anyway: a folder could be swapped for a link while we walk.
-  return found.filter((file) => { try { return !!safePath(file); } catch { return false; } }).map((file) => relative(WORKDIR, file));
+  const inside = (file: string) => {
+    try {
+      return Boolean(safePath(file));
+    } catch {
+      return false;
+    }
+  };
+  return found.filter(inside).map((file) => relative(WORKDIR, file));
 }
 
 async function globTool(input: { pattern: string; path?: string }): Promise<string> {
@@ -494,9 +555,11 @@ async function grepTool(input: { pattern: string; path?: string; include?: strin
     }
     msLeft -= performance.now() - started;
   }
-  const skipped = tooLarge ? `\n(${tooLarge} file(s) over ${MAX_READ / 1e6} MB not searched; use bash grep for those)` : '';
+  let skipped = '';
+  if (tooLarge) skipped = `\n(${tooLarge} file(s) over ${MAX_READ / 1e6} MB not searched; use bash grep for those)`;
   if (matches.length === 0) return `No matches for /${input.pattern}/${skipped}`;
-  const more = matches.length > 100 ? `\n(${matches.length - 100} more matches not shown; narrow the pattern or path)` : '';
+  let more = '';
+  if (matches.length > 100) more = `\n(${matches.length - 100} more matches not shown; narrow the pattern or path)`;
   return matches.slice(0, 100).join('\n') + more + skipped;
 }
 
@@ -516,12 +579,17 @@ export const HANDLERS: Record<string, Handler> = {
 
 /** Check an input against its schema's required fields and simple types; say what is wrong. */
 function checkInput(tool: Tool, input: Record<string, unknown>): string | undefined {
-  const { properties = {}, required = [] } = tool.input_schema as { properties?: Record<string, { type: string }>; required?: string[] };
-  for (const name of required) if (input[name] === undefined) return `missing required parameter "${name}" for ${tool.name}`;
+  const schema = tool.input_schema as { properties?: Record<string, { type: string }>; required?: string[] };
+  const { properties = {}, required = [] } = schema;
+  for (const name of required) {
+    if (input[name] === undefined) return `missing required parameter "${name}" for ${tool.name}`;
+  }
   for (const [name, value] of Object.entries(input)) {
     const want = properties[name]?.type;
     const got = Number.isInteger(value) ? 'integer' : typeof value;
-    if (want && want !== got && !(want === 'number' && got === 'integer')) return `parameter "${name}" of ${tool.name} must be of type ${want}, not ${got}`;
+    if (want && want !== got && !(want === 'number' && got === 'integer')) {
+      return `parameter "${name}" of ${tool.name} must be of type ${want}, not ${got}`;
+    }
   }
 }
 
@@ -536,9 +604,13 @@ function capResult(content: string): string {
 /** Run one tool call. Every failure becomes an is_error result the model can read and react to. */
 // s02: every tool in TOOLS → s03: only the tools this agent was given (a sub-agent has no `agent`).
 export async function runTool(call: ToolUseBlock, tools = TOOLS): Promise<ToolResultBlockParam> {
-  const fail = (message: string): ToolResultBlockParam => ({ type: 'tool_result', tool_use_id: call.id, content: `Error: ${message}`, is_error: true });
+  const fail = (message: string): ToolResultBlockParam => {
+    return { type: 'tool_result', tool_use_id: call.id, content: `Error: ${message}`, is_error: true };
+  };
   const tool = tools.find((t) => t.name === call.name);
-  if (!tool || !HANDLERS[call.name]) return fail(`unknown tool "${call.name}". Available: ${tools.map((t) => t.name).join(', ')}`);
+  if (!tool || !HANDLERS[call.name]) {
+    return fail(`unknown tool "${call.name}". Available: ${tools.map((t) => t.name).join(', ')}`);
+  }
   const problem = checkInput(tool, call.input as Record<string, unknown>);
   if (problem) return fail(problem);
   try {
@@ -600,7 +672,9 @@ const MAGENTA = 35; // the sub-agent's colour
 
 async function runSubagent(input: { task: string }): Promise<string> {
   // An empty task would only come back from the API as a 400: refuse it before any request.
-  if (!input.task.trim()) throw new Error('the task is empty: say what the sub-agent should do, where, and what to report');
+  if (!input.task.trim()) {
+    throw new Error('the task is empty: say what the sub-agent should do, where, and what to report');
+  }
   console.error(paint(MAGENTA, `┌ sub-agent: ${input.task.replace(/\s+/g, ' ').slice(0, 100)}`));
   const child: Agent = {
     system: SUBAGENT_SYSTEM,
@@ -628,10 +702,13 @@ async function runSubagent(input: { task: string }): Promise<string> {
   const blocks = last.role === 'assistant' && Array.isArray(last.content) ? last.content : [];
   const texts = blocks.filter((b) => b.type === 'text').map((b) => b.text);
   let report = texts.join('\n').trim() || '(the sub-agent gave no report)';
-  if (report.length > MAX_REPORT) report = `${report.slice(0, MAX_REPORT)}\n… (report cut: it was ${report.length} characters)`;
+  if (report.length > MAX_REPORT) {
+    report = `${report.slice(0, MAX_REPORT)}\n… (report cut: it was ${report.length} characters)`;
+  }
   // Anything but a plain end is an error the parent should see as one, with whatever the child said.
   if (stop === 'max_rounds') {
-    throw new Error(`the sub-agent was stopped after ${SUBAGENT_ROUNDS} rounds without finishing. Its last words:\n${report}`);
+    const why = `the sub-agent was stopped after ${SUBAGENT_ROUNDS} rounds without finishing`;
+    throw new Error(`${why}. Its last words:\n${report}`);
   }
   if (stop !== 'end_turn' && stop !== 'stop_sequence') {
     throw new Error(`the sub-agent did not finish normally (stop_reason: ${stop}). Its last words:\n${report}`);
