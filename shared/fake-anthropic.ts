@@ -15,6 +15,7 @@
  * Plumbing only: no chapter's mechanism lives here. The offline demo model (offline-model.ts) is this
  * server with a rule-based `respond` function.
  */
+import { randomBytes } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
@@ -216,6 +217,7 @@ function checkMessages(messages: unknown, opts: FakeOptions): void {
   if (messages.length === 0) throw bad('messages: at least one message is required');
 
   // Shape of each message and block.
+  const toolUseIds = new Set<string>();
   messages.forEach((m, i) => {
     if (!isObject(m)) throw bad(`messages.${i}: Input should be a valid dictionary`);
     if (m.role !== 'user' && m.role !== 'assistant') throw bad(`messages.${i}.role: Input should be 'user' or 'assistant'`);
@@ -238,6 +240,10 @@ function checkMessages(messages: unknown, opts: FakeOptions): void {
         if (m.role !== 'assistant') throw bad(`${where}: tool_use blocks can only appear in assistant messages`);
         if (typeof b.id !== 'string' || typeof b.name !== 'string') throw bad(`${where}.tool_use: id and name are required`);
         if (!isObject(b.input)) throw bad(`${where}.tool_use.input: Input should be a valid dictionary`);
+        // The API's message; whether it compares ids across messages or within one is unconfirmed: this
+        // checks the whole conversation, the stricter reading (a resumed session must not repeat ids).
+        if (toolUseIds.has(b.id)) throw bad(`${where}: \`tool_use\` ids must be unique`);
+        toolUseIds.add(b.id);
       }
       if (b.type === 'tool_result') {
         if (m.role !== 'user') throw bad(`${where}: tool_result blocks can only appear in user messages`);
@@ -355,6 +361,9 @@ export async function startFakeAnthropic(options: FakeOptions = {}): Promise<Fak
       });
   let messageCount = 0;
   let requestCount = 0;
+  // Real ids are unique everywhere. A session resumed in a new run talks to a new fake (or offline
+  // model), so its generated ids carry a per-server tag: toolu_fake_3fa9c1_001_0.
+  const tag = randomBytes(3).toString('hex');
 
   const server = createServer(async (req, res) => {
     const requestId = `req_fake_${String(++requestCount).padStart(4, '0')}`;
@@ -397,7 +406,7 @@ export async function startFakeAnthropic(options: FakeOptions = {}): Promise<Fak
       rec.injected = { status, type, message };
       return sendError(res, requestId, rec.injected, extra);
     }
-    const message = buildMessage(answer, body.model, rec.inputTokens, ++messageCount);
+    const message = buildMessage(answer, body.model, rec.inputTokens, ++messageCount, tag);
     if (body.stream) return streamMessage(res, requestId, message, answer);
     sendJson(res, 200, message, requestId);
   });
@@ -446,11 +455,11 @@ function sendError(res: ServerResponse, requestId: string, e: ApiErrorInfo, extr
   sendJson(res, e.status, { type: 'error', error: { type: e.type, message: e.message }, request_id: requestId }, requestId, { ...retry, ...extra });
 }
 
-function buildMessage(answer: MessageReply, model: string, inputTokens: number, n: number) {
+function buildMessage(answer: MessageReply, model: string, inputTokens: number, n: number, tag: string) {
   const content = answer.content.map((b, k): Record<string, any> => {
     if (b.type === 'text') return { type: 'text', text: b.text };
     if (b.type === 'other') return b.block;
-    return { type: 'tool_use', id: b.id ?? `toolu_fake_${String(n).padStart(3, '0')}_${k}`, name: b.name, input: b.input };
+    return { type: 'tool_use', id: b.id ?? `toolu_fake_${tag}_${String(n).padStart(3, '0')}_${k}`, name: b.name, input: b.input };
   });
   const stop_reason = answer.stop_reason ?? (content.some((b) => b.type === 'tool_use') ? 'tool_use' : 'end_turn');
   return {

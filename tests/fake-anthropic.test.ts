@@ -164,6 +164,19 @@ const RULES: RuleCase[] = [
     message: TOOL_USE_MISSING(1, 'toolu_1'),
   },
   {
+    rule: 'the same tool_use id twice in a conversation',
+    params: body({
+      messages: [
+        user('list files'),
+        assistant([tu('toolu_1')]),
+        user([tr('toolu_1')]),
+        assistant([tu('toolu_1')]),
+        user([tr('toolu_1')]),
+      ],
+    }),
+    message: 'messages.3.content.0: `tool_use` ids must be unique',
+  },
+  {
     rule: 'tool_result with an unexpected tool_use_id in the first message',
     params: body({ messages: [user([tr('toolu_ghost')])] }),
     message: UNEXPECTED_RESULT(0, 0, 'toolu_ghost'),

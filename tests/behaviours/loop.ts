@@ -12,9 +12,11 @@ import { shared } from '../helpers/shared.ts';
 /** What the chapter's offline banner must list: the commands that work with its tools, and no others. */
 export interface LoopOptions {
   offlineCommands: string[];
+  /** What Ctrl+C during a turn does: ends the agent (s01–s03), or ends only the turn (from s04 on). */
+  ctrlC?: 'exits' | 'cancels the turn';
 }
 
-export function loopBehaviours(chapter: string, { offlineCommands }: LoopOptions) {
+export function loopBehaviours(chapter: string, { offlineCommands, ctrlC = 'exits' }: LoopOptions) {
   describe.concurrent(`${chapter}: one tool round`, () => {
     // The first reply opens with a whitespace-only text block, as real models sometimes do.
     const r = shared(() =>
@@ -240,7 +242,7 @@ export function loopBehaviours(chapter: string, { offlineCommands }: LoopOptions
       expect(existsSync(join(run.workspace, 'late.txt')), 'the command’s background job must have been killed too').toBe(false);
     });
 
-    it.each([
+    it.runIf(ctrlC === 'exits').each([
       ['npx tsx (what readers run)', true],
       ['plain node', false],
     ])('Ctrl+C in the REPL while a command runs ends the agent and the command, under %s', async (_how, viaTsx) => {
@@ -250,6 +252,26 @@ export function loopBehaviours(chapter: string, { offlineCommands }: LoopOptions
         replies: [reply(toolUse('bash', { command }))],
       });
       expect(run.code, 'interrupted: 128 + SIGINT (2)').toBe(130);
+      await new Promise((done) => setTimeout(done, 2500));
+      expect(existsSync(join(run.workspace, 'late.txt')), 'the command’s background job must be gone too').toBe(false);
+    });
+
+    it.runIf(ctrlC === 'cancels the turn').each([
+      ['npx tsx (what readers run)', true],
+      ['plain node', false],
+    ])('Ctrl+C in the REPL while a command runs ends the command and the turn, not the agent, under %s', async (_how, viaTsx) => {
+      const command = '(sleep 2; touch late.txt) & sleep 30';
+      const run = await runRepl(chapter, ['start it', { after: /\$ \(sleep 2/, keys: '\x03' }, 'and now?', 'exit'], {
+        viaTsx,
+        replies: [reply(text('Starting.'), toolUse('bash', { command }, 'toolu_long')), reply(text('Still here.'))],
+      });
+      expect(run.code, `the agent goes on after Ctrl+C and leaves on "exit"; output:\n${run.stdout}`).toBe(0);
+      expect(run.requests, 'the first prompt, then the next one: nothing is sent after Ctrl+C').toHaveLength(2);
+      // The strict fake accepted the second request: every tool_use has its result.
+      const next = run.requests[1].body.messages;
+      expect(JSON.stringify(next), 'the model is told the turn was interrupted').toContain('[interrupted by the user]');
+      expect(next.at(-1), 'and the new prompt is last').toEqual({ role: 'user', content: 'and now?' });
+      expect(run.stdout, 'the answer to the next prompt arrives').toContain('Still here.');
       await new Promise((done) => setTimeout(done, 2500));
       expect(existsSync(join(run.workspace, 'late.txt')), 'the command’s background job must be gone too').toBe(false);
     });

@@ -68,6 +68,13 @@ export interface RunOptions {
   viaTsx?: boolean;
   /** Stop reading stdout after this many lines, as `… | head -N` does (runChapter only). */
   closeStdoutAfter?: number;
+  /**
+   * Run in these folders instead of fresh ones: an earlier run's `{ workspace, home }`, so that a
+   * second run sees what the first one left (a session to resume, say). No `files` or `setup` then.
+   */
+  folders?: { workspace: string; home: string };
+  /** Send `signal` to the chapter's process once its stderr matches `after` (runChapter only). */
+  signalWhen?: { after: RegExp; signal: NodeJS.Signals };
 }
 
 export interface RunResult {
@@ -117,12 +124,15 @@ async function prepare(chapter: string, opts: RunOptions) {
 
   // Workspace and home share one folder of their own, so a `..` from the workspace (a test that
   // tries to escape it, say) lands in this run's folder, not in the shared /tmp with other runs.
-  const tempDir = mkdtempSync(join(tmpdir(), 'lah-run-'));
-  made.push(tempDir);
-  const workspace = join(tempDir, 'workspace');
-  const home = join(tempDir, 'home');
-  mkdirSync(workspace);
-  mkdirSync(home);
+  let { workspace, home } = opts.folders ?? { workspace: '', home: '' };
+  const tempDir = opts.folders ? dirname(workspace) : mkdtempSync(join(tmpdir(), 'lah-run-'));
+  if (!opts.folders) {
+    made.push(tempDir);
+    workspace = join(tempDir, 'workspace');
+    home = join(tempDir, 'home');
+    mkdirSync(workspace);
+    mkdirSync(home);
+  }
   for (const [rel, content] of Object.entries(opts.files ?? {})) {
     mkdirSync(dirname(join(workspace, rel)), { recursive: true });
     writeFileSync(join(workspace, rel), content);
@@ -216,7 +226,16 @@ export async function runChapter(chapter: string, opts: RunOptions = {}): Promis
         : (stdout: string) => {
             if (stdout.split('\n').length > limit) child.stdout!.destroy(); // the chapter's next write gets EPIPE
           };
-    return finish(p, opts, await collect(child, opts.timeoutMs ?? DEFAULT_TIMEOUT_MS, onStdout));
+    const signalWhen = opts.signalWhen;
+    let signalled = false;
+    const onStderr = signalWhen
+      ? (stderr: string) => {
+          if (signalled || !signalWhen.after.test(plain(stderr))) return;
+          signalled = true;
+          child.kill(signalWhen.signal);
+        }
+      : undefined;
+    return finish(p, opts, await collect(child, opts.timeoutMs ?? DEFAULT_TIMEOUT_MS, onStdout, onStderr));
   } finally {
     await p.fake?.close();
   }
@@ -273,7 +292,12 @@ export async function runRepl(
 }
 
 /** Wait for the child to exit, keeping its output; `onStdout` sees all of stdout so far after each chunk. */
-function collect(child: ChildProcess, timeoutMs: number, onStdout?: (stdout: string) => void): Promise<Collected> {
+function collect(
+  child: ChildProcess,
+  timeoutMs: number,
+  onStdout?: (stdout: string) => void,
+  onStderr?: (stderr: string) => void,
+): Promise<Collected> {
   running.add(child);
   return new Promise((done) => {
     let stdout = '';
@@ -284,7 +308,10 @@ function collect(child: ChildProcess, timeoutMs: number, onStdout?: (stdout: str
       stdout += d.toString();
       onStdout?.(stdout);
     });
-    child.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
+    child.stderr!.on('data', (d: Buffer) => {
+      stderr += d.toString();
+      onStderr?.(stderr);
+    });
     // A stdout the test destroyed on purpose (closeStdoutAfter) may report the broken pipe.
     child.stdout!.on('error', () => {});
     child.stdin?.on('error', () => {});

@@ -1,0 +1,230 @@
+import { spawnSync } from 'node:child_process';
+import { appendFileSync, existsSync, readdirSync, readFileSync, realpathSync, statSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { reply, text, toolUse } from '../shared/fake-anthropic.ts';
+import { loopBehaviours } from './behaviours/loop.ts';
+import { toolBehaviours } from './behaviours/tools.ts';
+import { runChapter, toolResults, type RunResult } from './helpers/run-chapter.ts';
+
+loopBehaviours('s04', {
+  offlineCommands: ['run', 'read', 'list', 'search', 'write', 'edit', 'delegate', 'history'],
+  ctrlC: 'cancels the turn',
+});
+toolBehaviours('s04');
+
+/** The folder holding this workspace's sessions, under the run's HOME. */
+function sessionFolder(run: RunResult): string {
+  const root = join(run.home, '.learn-agent-harness', 'sessions');
+  const [folder] = readdirSync(root);
+  return join(root, folder);
+}
+/** The session files (not sub-agent files, not locks), oldest first. */
+function sessionFiles(run: RunResult): string[] {
+  const folder = sessionFolder(run);
+  const files = readdirSync(folder).filter((name) => name.endsWith('.jsonl'));
+  return files.map((name) => join(folder, name)).sort((a, b) => statSync(a).mtimeMs - statSync(b).mtimeMs);
+}
+const lines = (file: string) => readFileSync(file, 'utf8').trimEnd().split('\n');
+/** The messages a log holds, as the JSON text of each. */
+const loggedMessages = (file: string) =>
+  lines(file)
+    .slice(1)
+    .map((line) => JSON.parse(line))
+    .filter((line) => line.type === 'message')
+    .map((line) => JSON.stringify(line.message));
+const again = (first: RunResult) => ({ folders: { workspace: first.workspace, home: first.home } });
+
+describe.concurrent('s04: the session log', () => {
+  it('logs every message as it is sent, and -c -p continues the conversation from the log, byte for byte', async () => {
+    const first = await runChapter('s04', {
+      args: ['-p', 'say hello'],
+      replies: [reply(toolUse('bash', { command: 'echo hi' }, 'toolu_one')), reply(text('Hello.'))],
+    });
+    expect(first.code, first.stderr).toBe(0);
+    const [file] = sessionFiles(first);
+    const id = file.split('/').at(-1)!.replace('.jsonl', '');
+    expect(first.stderr, 'the run says which session it writes, and how to come back').toContain(`-r ${id.slice(0, 8)}`);
+    const header = JSON.parse(lines(file)[0]);
+    expect(header, 'the first line identifies the session').toMatchObject({ type: 'session', version: 1, id, title: 'say hello' });
+    expect(header.workspace, 'and the workspace it belongs to').toBe(realpathSync(first.workspace));
+    const logged = loggedMessages(file);
+    expect(logged, 'prompt, tool call, results, answer').toHaveLength(4);
+    expect(JSON.stringify(first.requests[1].body.messages), 'the log holds exactly what was sent').toBe(`[${logged.slice(0, 3)}]`);
+    expect(statSync(file).mode & 0o777, 'a session holds secrets: the file is yours only').toBe(0o600);
+    expect(statSync(sessionFolder(first)).mode & 0o777, 'and so is its folder').toBe(0o700);
+    expect(readdirSync(sessionFolder(first)), 'no lock is left behind after a clean exit').not.toContainEqual(expect.stringMatching(/\.lock$/));
+
+    const second = await runChapter('s04', { ...again(first), args: ['-c', '-p', 'and again'], replies: [reply(text('Again.'))] });
+    expect(second.code, second.stderr).toBe(0);
+    const sent = second.requests[0].body.messages;
+    expect(JSON.stringify(sent.slice(0, 4)), 'the first request of the resumed run holds the log, byte-equal').toBe(`[${logged}]`);
+    expect(sent.at(-1)).toEqual({ role: 'user', content: 'and again' });
+    expect(sessionFiles(second), '-c appends to the same file').toEqual([file]);
+    expect(loggedMessages(file)).toHaveLength(6);
+  });
+
+  it('-r takes a unique prefix of an id; an ambiguous or unknown one is an error that creates nothing', async () => {
+    const a = await runChapter('s04', { args: ['-p', 'first session'], replies: [reply(text('A.'))] });
+    const b = await runChapter('s04', { ...again(a), args: ['-p', 'second session'], replies: [reply(text('B.'))] });
+    const ids = sessionFiles(b).map((f) => f.split('/').at(-1)!.slice(0, 36));
+    expect(ids).toHaveLength(2);
+    const resumed = await runChapter('s04', { ...again(a), args: ['-r', ids[0].slice(0, 6), '-p', 'more'], replies: [reply(text('C.'))] });
+    expect(resumed.code, resumed.stderr).toBe(0);
+    expect(resumed.requests[0].body.messages[0].content, 'the session asked for, not the newest').toBe('first session');
+
+    const before = readdirSync(sessionFolder(a)).sort();
+    const unknown = await runChapter('s04', { ...again(a), args: ['-r', 'zzzz', '-p', 'x'] });
+    expect(unknown.code).toBe(2);
+    expect(unknown.stderr).toMatch(/no session zzzz/);
+    expect(unknown.requests).toHaveLength(0);
+    expect(readdirSync(sessionFolder(a)).sort(), 'nothing was created').toEqual(before);
+    // A third session whose id starts like the first one's.
+    const twin = join(sessionFolder(a), `${ids[0].slice(0, 4)}0000-0000-4000-8000-000000000000.jsonl`);
+    writeFileSync(twin, readFileSync(sessionFiles(a)[0]));
+    const ambiguous = await runChapter('s04', { ...again(a), args: ['-r', ids[0].slice(0, 4), '-p', 'x'] });
+    expect(ambiguous.code).toBe(2);
+    expect(ambiguous.stderr, 'the matches are listed').toMatch(/could be any of 2 sessions/);
+    expect(ambiguous.requests).toHaveLength(0);
+  });
+
+  it('-c with no session yet: one clear line, exit 2, nothing created', async () => {
+    const run = await runChapter('s04', { args: ['-c', '-p', 'hello'] });
+    expect(run.code).toBe(2);
+    expect(run.stderr.trim().split('\n'), 'one line').toHaveLength(1);
+    expect(run.stderr).toMatch(/no session to continue/);
+    expect(existsSync(join(run.home, '.learn-agent-harness')), 'nothing created in HOME').toBe(false);
+  });
+
+  it('--sessions lists this workspace’s sessions, newest first, with their size and first prompt', async () => {
+    const a = await runChapter('s04', { args: ['-p', 'fix the\nfailing test'], replies: [reply(text('Fixed.'))] });
+    const b = await runChapter('s04', { ...again(a), args: ['-p', 'write the docs'], replies: [reply(text('Written.'))] });
+    await runChapter('s04', { ...again(a), args: ['-c', '-p', 'and the readme'], replies: [reply(text('Done.'))] });
+    const list = await runChapter('s04', { ...again(b), args: ['--sessions'] });
+    expect(list.code).toBe(0);
+    const rows = list.stdout.trim().split('\n');
+    expect(rows).toHaveLength(2);
+    expect(rows[0], 'newest first, with its message count').toMatch(/^[0-9a-f]{8} .* 4 messages +write the docs$/);
+    expect(rows[1], 'a prompt over several lines is shown on one').toMatch(/ 2 messages +fix the failing test$/);
+    expect(list.requests).toHaveLength(0);
+  });
+});
+
+describe.concurrent('s04: what a crash leaves behind', () => {
+  it('killed while a tool runs: -c sends a valid request that answers the interrupted call, and logs no repair', async () => {
+    const first = await runChapter('s04', {
+      args: ['-p', 'start the build'],
+      replies: [reply(toolUse('bash', { command: 'sleep 3' }, 'toolu_cut'))],
+      signalWhen: { after: /\$ sleep 3/, signal: 'SIGKILL' },
+    });
+    expect(first.code, 'the test killed it').toBe(null);
+    const [file] = sessionFiles(first);
+    const logged = readFileSync(file, 'utf8');
+    expect(loggedMessages(file), 'the prompt and the tool call were on disk before the tool ran').toHaveLength(2);
+
+    const twice = [];
+    for (const prompt of ['what happened?', 'and now?']) {
+      const run = await runChapter('s04', { ...again(first), args: ['-c', '-p', prompt], replies: [reply(text('I see.'))] });
+      expect(run.code, `${run.stderr}\n(the dead run's lock must be taken over)`).toBe(0);
+      twice.push(run.requests[0].body.messages);
+    }
+    // The strict fake accepted both: the call has a result. It says what happened.
+    const [answer] = toolResults({ messages: [twice[0][2]] });
+    expect(answer).toMatchObject({ tool_use_id: 'toolu_cut', is_error: true });
+    expect(answer.content).toMatch(/interrupted.*may have partly run/);
+    expect(twice[0][2].content.at(-1), 'the new prompt follows the answer').toEqual({ type: 'text', text: 'what happened?' });
+    expect(JSON.stringify(twice[1].slice(0, 3)), 'repaired the same way each time').toBe(JSON.stringify(twice[0].slice(0, 3)));
+    expect(readFileSync(file, 'utf8').startsWith(logged), 'the log was only appended to').toBe(true);
+    expect(readFileSync(file, 'utf8'), 'the repair is not written to the log').not.toContain('may have partly run');
+  });
+
+  it('a torn last line: resume works, says what it skipped, and the next line starts on a line of its own', async () => {
+    const first = await runChapter('s04', { args: ['-p', 'hello'], replies: [reply(text('Hi.'))] });
+    const [file] = sessionFiles(first);
+    appendFileSync(file, '{"type":"message","at":"2026-11-21T10:00:00.000Z","message":{"role":"user","cont');
+    const run = await runChapter('s04', { ...again(first), args: ['-c', '-p', 'still there?'], replies: [reply(text('Yes.'))] });
+    expect(run.code, run.stderr).toBe(0);
+    expect(run.stderr).toMatch(/skipped 1 damaged line.*line 4/);
+    expect(run.requests[0].body.messages.map((m: any) => m.content)).toEqual(['hello', [expect.objectContaining({ text: 'Hi.' })], 'still there?']);
+    const all = lines(file);
+    expect(all, 'header, 2 messages, the torn line (kept, on its own), 2 new messages').toHaveLength(6);
+    for (const line of [...all.slice(0, 3), ...all.slice(4)]) expect(() => JSON.parse(line)).not.toThrow();
+  });
+
+  it('a garbled line in the middle is skipped and counted; nothing else is lost', async () => {
+    const first = await runChapter('s04', {
+      args: ['-p', 'one'],
+      replies: [reply(toolUse('bash', { command: 'echo x' }, 'toolu_g')), reply(text('Two.'))],
+    });
+    const [file] = sessionFiles(first);
+    const all = lines(file);
+    all.splice(3, 1, 'this is not JSON'); // the tool results
+    writeFileSync(file, `${all.join('\n')}\n`);
+    const run = await runChapter('s04', { ...again(first), args: ['-c', '-p', 'three'], replies: [reply(text('Four.'))] });
+    expect(run.code, run.stderr).toBe(0);
+    expect(run.stderr).toMatch(/skipped 1 damaged line.*line 4/);
+    const sent = run.requests[0].body.messages;
+    expect(sent.map((m: any) => m.role), 'the call lost its result line: it is answered, and the rest is there').toEqual([
+      'user',
+      'assistant',
+      'user',
+      'assistant',
+      'user',
+    ]);
+    expect(toolResults({ messages: [sent[2]] })[0]).toMatchObject({ tool_use_id: 'toolu_g', is_error: true });
+  });
+
+  it('a damaged first line: refused with a clear message, and the file is left byte for byte', async () => {
+    const first = await runChapter('s04', { args: ['-p', 'hello'], replies: [reply(text('Hi.'))] });
+    const [file] = sessionFiles(first);
+    const damaged = readFileSync(file, 'utf8').replace('"type":"session"', '"type":"sess');
+    writeFileSync(file, damaged);
+    const run = await runChapter('s04', { ...again(first), args: ['-c', '-p', 'x'] });
+    expect(run.code).toBe(2);
+    expect(run.stderr).toMatch(/does not start with a session header.*left untouched/);
+    expect(run.requests).toHaveLength(0);
+    expect(readFileSync(file, 'utf8')).toBe(damaged);
+  });
+
+  it('one writer: a session open in a live process is refused; a lock left by a dead one is taken over', async () => {
+    const first = await runChapter('s04', { args: ['-p', 'hello'], replies: [reply(text('Hi.'))] });
+    const [file] = sessionFiles(first);
+    const lockFile = file.replace(/\.jsonl$/, '.lock');
+    writeFileSync(lockFile, String(process.pid)); // this test runner: alive
+    const refused = await runChapter('s04', { ...again(first), args: ['-c', '-p', 'x'] });
+    expect(refused.code).toBe(2);
+    expect(refused.stderr).toMatch(new RegExp(`open in another process \\(pid ${process.pid}\\)`));
+    expect(loggedMessages(file), 'nothing was appended').toHaveLength(2);
+
+    const dead = spawnSync('true').pid!; // a process that has exited
+    writeFileSync(lockFile, String(dead));
+    const run = await runChapter('s04', { ...again(first), args: ['-c', '-p', 'y'], replies: [reply(text('Ok.'))] });
+    expect(run.code, run.stderr).toBe(0);
+    expect(existsSync(lockFile), 'and released when it exits').toBe(false);
+  });
+});
+
+describe.concurrent('s04: sub-agents and sessions', () => {
+  it('keeps a sub-agent’s messages in their own file, linked from the session, and out of a resumed context', async () => {
+    const TASK = 'Count the files in src/ and report the number.';
+    const respond = (body: any) => {
+      if (body.messages[0].content === TASK) {
+        return body.messages.length === 1 ? reply(toolUse('bash', { command: 'echo CHILD-SECRET' })) : reply(text('3 files'));
+      }
+      return body.messages.length === 1 ? reply(toolUse('agent', { task: TASK }, 'toolu_agent')) : reply(text('There are 3.'));
+    };
+    const first = await runChapter('s04', { args: ['-p', 'how many files?'], respond });
+    expect(first.code, first.stderr).toBe(0);
+    const [file] = sessionFiles(first);
+    const link = lines(file).map((l) => JSON.parse(l)).find((l) => l.type === 'subagent');
+    expect(link, 'the session links the sub-agent’s file').toMatchObject({ task: TASK });
+    const childFile = join(sessionFolder(first), link.file);
+    expect(readFileSync(childFile, 'utf8'), 'the child’s own conversation is kept').toContain('CHILD-SECRET');
+    expect(readFileSync(file, 'utf8'), 'but not in the parent’s log').not.toContain('CHILD-SECRET');
+
+    const run = await runChapter('s04', { ...again(first), args: ['-c', '-p', 'thanks'], replies: [reply(text('Welcome.'))] });
+    expect(run.code, run.stderr).toBe(0);
+    expect(JSON.stringify(run.requests[0].body), 'a resumed session loads the parent’s messages only').not.toContain('CHILD-SECRET');
+    expect(run.requests[0].body.messages).toHaveLength(5);
+  });
+});
