@@ -18,8 +18,7 @@ import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import { once } from 'node:events';
 import { constants, lstatSync, mkdirSync, realpathSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import type { Stats } from 'node:fs';
-import { appendFileSync, closeSync, existsSync, fstatSync, fsyncSync, openSync, readdirSync } from 'node:fs';
-import { readFileSync, readSync } from 'node:fs';
+import { appendFileSync, closeSync, existsSync, fstatSync, openSync, readdirSync, readFileSync, readSync } from 'node:fs';
 import { open, stat } from 'node:fs/promises';
 import os from 'node:os';
 import { basename, dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
@@ -733,87 +732,65 @@ async function runSubagent(input: { task: string }): Promise<string> {
 }
 
 // ── NEW in s04: the session log ─────────────────────────────────────────────────────────────────
-// One JSON Lines file per conversation, appended to as it happens and never rewritten. Sessions are
-// grouped by workspace (its folder name and a hash of its path), so two projects' sessions never mix:
+// One JSON Lines file per conversation, only ever appended to. Sessions are grouped by workspace (its
+// folder name and a hash of its real path), so two projects never share a list:
 //   ~/.learn-agent-harness/sessions/app-1f0c9a2e/3f2a9c1e-….jsonl
-//   {"type":"session","version":1,"id":"3f2a9c1e-…","workspace":"/home/me/app","created":"…","title":"fix the test"}
-//   {"type":"message","at":"2026-…","message":{"role":"user","content":"fix the test"},"n":1}
-//   {"type":"message","at":"2026-…","message":{"role":"assistant","content":[…]},"n":2}
-// A sub-agent's conversation goes to a file of its own, <id>/agent-1.jsonl, linked by a "subagent" line.
+//   {"type":"session","version":1,"id":"3f2a9c1e-…","workspace":"/home/me/app","created":"…","title":"fix it"}
+//   {"type":"message","at":"…","message":{"role":"user","content":"fix it"},"n":1}
+//   {"type":"message","at":"…","message":{"role":"assistant","content":[…]},"n":2}
+//   {"type":"subagent","at":"…","file":"3f2a9c1e-…/agent-1.jsonl","task":"…"}    ← the child's own file
 const FORMAT = 1;
-const SESSIONS = join(os.homedir(), '.learn-agent-harness', 'sessions', `${basename(ROOT)}-${sha(ROOT).slice(0, 8)}`);
-function sha(text: string) {
-  return createHash('sha256').update(text).digest('hex');
-}
+const WORKSPACE_KEY = `${basename(ROOT)}-${createHash('sha256').update(ROOT).digest('hex').slice(0, 8)}`;
+const SESSIONS = join(os.homedir(), '.learn-agent-harness', 'sessions', WORKSPACE_KEY);
 
 type Line =
   | { type: 'session'; version: number; id: string; workspace: string; created: string; title: string }
-  | { type: 'message'; at: string; message: MessageParam; n: number } // n last: --sessions reads it from the end
+  | { type: 'message'; at: string; message: MessageParam; n: number } // n last: --sessions reads it off the end
   | { type: 'subagent'; at: string; file: string; task: string };
+const now = () => new Date().toISOString();
 
-/** A session that cannot be opened: an unknown id, a damaged file, another live writer. Exit code 2. */
+/** A session that cannot be opened: unknown, damaged, or open in another process. Exit code 2. */
 class SessionError extends Error {}
 
 export class SessionLog {
-  private fd: number | undefined;
   constructor(
     readonly id: string,
     readonly file: string,
-    private n = 0, // messages in the file so far
+    private n = 0, // the number of the last message in the file
   ) {}
 
-  /** Append one message, and have it on disk before going on. The first one creates the file. */
+  /** Append one message, as soon as it is complete. The first one creates the file. */
   append(message: MessageParam): void {
-    if (this.fd === undefined) this.create(typeof message.content === 'string' ? message.content : '');
-    this.write({ type: 'message', at: new Date().toISOString(), message, n: ++this.n });
-  }
-
-  /** A log for a sub-agent: a file of its own beside this one, so its messages never load into ours. */
-  subagent(task: string): SessionLog {
-    const folder = join(dirname(this.file), this.id.split('/')[0]);
-    mkdirSync(folder, { recursive: true, mode: 0o700 });
-    const name = `agent-${readdirSync(folder).length + 1}.jsonl`;
-    this.write({ type: 'subagent', at: new Date().toISOString(), file: join(basename(folder), name), task });
-    return new SessionLog(`${this.id}/${name.replace('.jsonl', '')}`, join(folder, name));
-  }
-
-  /** Continue an existing file. A torn last line (killed mid-write) gets its newline first, so the
-   *  next line does not stick to it: it stays one damaged line, skipped on loading. */
-  reopen(): void {
-    this.fd = openSync(this.file, 'a+'); // a+: appends, and can read the last byte
-    const size = fstatSync(this.fd).size;
-    const last = Buffer.alloc(1);
-    if (size > 0 && readSync(this.fd, last, 0, 1, size - 1) === 1 && last[0] !== 0x0a) {
-      appendFileSync(this.fd, '\n');
+    if (this.n === 0 && !existsSync(this.file)) {
+      const prompt = typeof message.content === 'string' ? message.content : '';
+      const title = prompt.replace(/\s+/g, ' ').trim().slice(0, 80);
+      this.write({ type: 'session', version: FORMAT, id: this.id, workspace: ROOT, created: now(), title });
     }
+    this.write({ type: 'message', at: now(), message, n: ++this.n });
   }
 
-  private create(prompt: string): void {
-    this.fd = openSync(this.file, 'ax', 0o600); // 'x': never write over an existing session
-    const title = prompt.replace(/\s+/g, ' ').trim().slice(0, 80);
-    const created = new Date().toISOString();
-    this.write({ type: 'session', version: FORMAT, id: this.id, workspace: ROOT, created, title });
+  /** A log for a sub-agent: a file of its own, linked from this one, so it never loads into our context. */
+  subagent(task: string): SessionLog {
+    const folder = this.file.replace(/\.jsonl$/, '');
+    mkdirSync(folder, { recursive: true, mode: 0o700 });
+    const name = `agent-${readdirSync(folder).length + 1}`;
+    this.write({ type: 'subagent', at: now(), file: `${basename(folder)}/${name}.jsonl`, task });
+    return new SessionLog(`${this.id}/${name}`, join(folder, `${name}.jsonl`));
   }
 
-  // One write per line: a crash can tear the line being written, never one written before it. fsync:
-  // the line is on the disk itself, not only in the OS's cache, before the agent acts on it.
+  // One write per line: a crash can tear only the line being written, never an earlier one. flush: the
+  // line is on the disk (fsync) before the agent acts on it, so even a power cut loses at most that line.
   private write(line: Line): void {
-    appendFileSync(this.fd!, `${JSON.stringify(line)}\n`);
-    fsyncSync(this.fd!);
+    appendFileSync(this.file, `${JSON.stringify(line)}\n`, { mode: 0o600, flush: true }); // 0600: yours only
   }
 }
 
-/** Read a session back: its messages, the line numbers it had to skip, and the last message number. */
-export function loadSession(file: string): { messages: MessageParam[]; damaged: number[]; n: number } {
-  const lines = readFileSync(file, 'utf8').split('\n');
+/** Read a session back: its messages, and the line numbers it skipped (torn by a crash, or garbled). */
+export function loadSession(file: string) {
+  const text = readFileSync(file, 'utf8');
+  const lines = text.split('\n');
   if (lines.at(-1) === '') lines.pop();
-  const parse = (text: string): Line | undefined => {
-    try {
-      return JSON.parse(text);
-    } catch {
-      return undefined;
-    }
-  };
+  const parse = (line: string): Line | undefined => { try { return JSON.parse(line); } catch { return undefined; } };
   const header = parse(lines[0]);
   if (header?.type !== 'session' || header.version !== FORMAT) {
     throw new SessionError(`${file} does not start with a session header (format ${FORMAT}); it was left untouched`);
@@ -821,86 +798,76 @@ export function loadSession(file: string): { messages: MessageParam[]; damaged: 
   const messages: MessageParam[] = [];
   const damaged: number[] = [];
   let n = 0;
-  lines.forEach((text, i) => {
-    if (i === 0) return;
-    const line = parse(text);
+  for (let i = 1; i < lines.length; i++) {
+    const line = parse(lines[i]);
     if (line?.type === 'message' && typeof line.message?.role === 'string') {
       messages.push(line.message);
       n = line.n;
     } else if (line?.type !== 'subagent') {
-      damaged.push(i + 1); // a torn or garbled line: skip it, lose nothing else
+      damaged.push(i + 1); // skip it, lose nothing else
     }
-  });
-  return { messages, damaged, n };
+  }
+  return { messages, damaged, n, torn: !text.endsWith('\n') };
 }
 
-/** Take a session's lock, so that only one process appends to it. A dead process's lock is taken over. */
+/** Only one process may append to a session. A lock left by a process that has died is taken over. */
 function lock(file: string): void {
   const lockFile = file.replace(/\.jsonl$/, '.lock');
-  for (let attempt = 0; attempt < 2; attempt++) {
+  for (let attempt = 1; attempt <= 2; attempt++) {
     try {
-      writeFileSync(lockFile, String(process.pid), { flag: 'wx', mode: 0o600 });
+      writeFileSync(lockFile, String(process.pid), { flag: 'wx', mode: 0o600 }); // wx: only if there is none
       process.on('exit', () => rmSync(lockFile, { force: true }));
       return;
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
       const pid = Number(readFileSync(lockFile, 'utf8'));
       if (pid > 0 && isAlive(pid)) {
-        const id = basename(file, '.jsonl').slice(0, 8);
-        throw new SessionError(`session ${id} is open in another process (pid ${pid}); leave it there first`);
+        throw new SessionError(`session ${basename(file).slice(0, 8)} is open in another process (pid ${pid})`);
       }
-      rmSync(lockFile, { force: true }); // its process has gone (it crashed): the lock is stale
+      rmSync(lockFile, { force: true }); // its process is gone (it crashed): the lock is stale
     }
   }
-  throw new SessionError(`could not lock ${file}; another process is starting on it`);
+  throw new SessionError(`session ${basename(file).slice(0, 8)} is being opened by another process`);
 }
 function isAlive(pid: number): boolean {
   try {
-    process.kill(pid, 0); // signal 0: is there such a process?
+    process.kill(pid, 0); // signal 0 delivers nothing: it only asks whether the process exists
     return true;
   } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'EPERM'; // there is, but it is not ours
+    return (err as NodeJS.ErrnoException).code === 'EPERM'; // it exists, but is not ours to signal
   }
 }
 
-interface SessionInfo {
-  id: string;
-  file: string;
-  modified: Date;
-  messages: number | undefined;
-  title: string;
+/** The start or the end of a file, without reading the rest. */
+function readPart(file: string, from: 'start' | 'end', bytes: number): string {
+  const fd = openSync(file, 'r');
+  try {
+    const buffer = Buffer.alloc(Math.min(bytes, fstatSync(fd).size));
+    const at = from === 'start' ? 0 : fstatSync(fd).size - buffer.length;
+    return buffer.subarray(0, readSync(fd, buffer, 0, buffer.length, at)).toString('utf8');
+  } finally {
+    closeSync(fd);
+  }
 }
 
-/** This workspace's sessions, newest first. Reads only the first line and the last bytes of each file. */
-export function listSessions(): SessionInfo[] {
-  if (!existsSync(SESSIONS)) return [];
-  const names = readdirSync(SESSIONS).filter((name) => name.endsWith('.jsonl'));
-  return names
-    .map((name) => {
-      const file = join(SESSIONS, name);
-      const fd = openSync(file, 'r');
-      try {
-        const size = fstatSync(fd).size;
-        const read = (bytes: number, at: number) => {
-          const buffer = Buffer.alloc(Math.min(bytes, size));
-          return buffer.subarray(0, readSync(fd, buffer, 0, buffer.length, at)).toString('utf8');
-        };
-        let title = '(damaged header)';
-        try {
-          title = JSON.parse(read(4096, 0).split('\n')[0]).title || '(no title)';
-        } catch {}
-        // Every message line ends with its number: `…,"n":12}`. The last one found is the count.
-        const counts = [...read(65536, Math.max(0, size - 65536)).matchAll(/,"n":(\d+)\}\n/g)];
-        const messages = counts.length > 0 ? Number(counts.at(-1)![1]) : undefined;
-        return { id: name.replace('.jsonl', ''), file, modified: fstatSync(fd).mtime, messages, title };
-      } finally {
-        closeSync(fd);
-      }
-    })
-    .sort((a, b) => b.modified.getTime() - a.modified.getTime());
+/** This workspace's sessions, newest first. Reads a few KB of each file, so big sessions list as fast. */
+export function listSessions() {
+  const names = existsSync(SESSIONS) ? readdirSync(SESSIONS).filter((name) => name.endsWith('.jsonl')) : [];
+  const sessions = names.map((name) => {
+    const file = join(SESSIONS, name);
+    let title = '(damaged header)';
+    try {
+      title = JSON.parse(readPart(file, 'start', 4096).split('\n')[0]).title;
+    } catch {}
+    // Every message line ends with its number, `…,"n":12}`: the last one in the file is the count.
+    const numbers = [...readPart(file, 'end', 65536).matchAll(/,"n":(\d+)\}\n/g)];
+    const messages = numbers.at(-1)?.[1] ?? '?';
+    return { id: name.replace('.jsonl', ''), file, modified: statSync(file).mtime, messages, title };
+  });
+  return sessions.sort((a, b) => b.modified.getTime() - a.modified.getTime());
 }
 
-/** The session for -c (`''`: the newest) or -r <prefix>, locked and loaded. */
+/** The session for -c (prefix '': the newest) or -r <prefix>: locked, loaded, ready to append to. */
 function resumeSession(prefix: string): { log: SessionLog; messages: MessageParam[] } {
   const all = listSessions();
   const matches = all.filter((s) => s.id.startsWith(prefix));
@@ -912,26 +879,25 @@ function resumeSession(prefix: string): { log: SessionLog; messages: MessagePara
   }
   const { id, file } = matches[0];
   lock(file);
-  const { messages, damaged, n } = loadSession(file);
+  const { messages, damaged, n, torn } = loadSession(file);
   if (damaged.length > 0) {
     console.error(paint(YELLOW, `skipped ${damaged.length} damaged line(s) of ${file}: line ${damaged.join(', ')}`));
   }
-  const log = new SessionLog(id, file, n);
-  log.reopen();
-  return { log, messages };
+  // A torn last line gets its newline now, or the next line would stick to it and be lost as well.
+  if (torn) appendFileSync(file, '\n', { flush: true });
+  return { log: new SessionLog(id, file, n), messages };
 }
 
-/** A new session. Its file is created with the first message: a run where nothing is said leaves none. */
+/** A new session. Its file appears with the first message: a run where nothing is said leaves none. */
 function newSession(): SessionLog {
   const id = randomUUID();
-  const log = new SessionLog(id, join(SESSIONS, `${id}.jsonl`));
   mkdirSync(SESSIONS, { recursive: true, mode: 0o700 }); // conversations hold secrets: yours only
-  lock(log.file);
-  return log;
+  lock(join(SESSIONS, `${id}.jsonl`));
+  return new SessionLog(id, join(SESSIONS, `${id}.jsonl`));
 }
 
 // ── NEW in s04: repair before sending ───────────────────────────────────────────────────────────
-const INTERRUPTED_CALL = 'Error: interrupted: the agent stopped while this ran, so it may have partly run. Check first.';
+const INTERRUPTED_CALL = 'Error: interrupted: the agent stopped while this ran. It may have partly run; check first.';
 
 /**
  * The conversation as the API will accept it. A session that ended mid-turn (killed while a tool ran)
@@ -1136,7 +1102,7 @@ function printSessions(): void {
   if (sessions.length === 0) console.log(`No sessions in ${WORKDIR} yet.`);
   for (const s of sessions) {
     const when = s.modified.toISOString().slice(0, 16).replace('T', ' ');
-    console.log(`${s.id.slice(0, 8)}  ${when}  ${String(s.messages ?? '?').padStart(4)} messages  ${s.title}`);
+    console.log(`${s.id.slice(0, 8)}  ${when}  ${s.messages.padStart(4)} messages  ${s.title}`);
   }
 }
 
@@ -1161,14 +1127,6 @@ async function main(): Promise<void> {
   }
   if (options.prompt !== undefined && !options.prompt.trim()) {
     console.error(`-p needs a prompt.\n${USAGE}`);
-    process.exit(2);
-  }
-  if (options.resume !== undefined && !options.resume.trim()) {
-    console.error(`-r needs a session id (--sessions lists them).\n${USAGE}`);
-    process.exit(2);
-  }
-  if (options.continue && options.resume !== undefined) {
-    console.error(`-c and -r both pick a session: give one of them.\n${USAGE}`);
     process.exit(2);
   }
   if (options.sessions) {

@@ -5,7 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { reply, text, toolUse } from '../shared/fake-anthropic.ts';
 import { loopBehaviours } from './behaviours/loop.ts';
 import { toolBehaviours } from './behaviours/tools.ts';
-import { runChapter, toolResults, type RunResult } from './helpers/run-chapter.ts';
+import { runChapter, runRepl, toolResults, type RunResult } from './helpers/run-chapter.ts';
 
 loopBehaviours('s04', {
   offlineCommands: ['run', 'read', 'list', 'search', 'write', 'edit', 'delegate', 'history'],
@@ -201,6 +201,35 @@ describe.concurrent('s04: what a crash leaves behind', () => {
     const run = await runChapter('s04', { ...again(first), args: ['-c', '-p', 'y'], replies: [reply(text('Ok.'))] });
     expect(run.code, run.stderr).toBe(0);
     expect(existsSync(lockFile), 'and released when it exits').toBe(false);
+  });
+});
+
+describe.concurrent('s04: Ctrl+C in a one-shot run', () => {
+  it('-p: Ctrl+C stops the turn, logs the interruption with every call answered, and exits 130', async () => {
+    const first = await runChapter('s04', {
+      args: ['-p', 'build it'],
+      replies: [reply(toolUse('bash', { command: 'sleep 30' }, 'toolu_a'), toolUse('write_file', { file_path: 'x', content: 'y' }))],
+      signalWhen: { after: /\$ sleep 30/, signal: 'SIGINT' },
+    });
+    expect(first.code, first.stderr).toBe(130);
+    expect(existsSync(join(first.workspace, 'x')), 'nothing more runs after Ctrl+C').toBe(false);
+    const [file] = sessionFiles(first);
+    const logged = loggedMessages(file).map((m) => JSON.parse(m));
+    expect(logged.map((m) => m.role)).toEqual(['user', 'assistant', 'user', 'user']);
+    expect(logged[2].content.map((r: any) => r.is_error), 'the killed command, and the call that never ran').toEqual([undefined, true]);
+    expect(logged[3].content).toBe('[interrupted by the user]');
+
+    const run = await runChapter('s04', { ...again(first), args: ['-c', '-p', 'go on'], replies: [reply(text('Going on.'))] });
+    expect(run.code, run.stderr).toBe(0);
+    expect(run.requests[0].body.messages.slice(0, 4), 'sent exactly as logged: nothing needed repair').toEqual(logged);
+  });
+
+  it('/sessions in the REPL lists the sessions, this one included', async () => {
+    const first = await runChapter('s04', { args: ['-p', 'an earlier session'], replies: [reply(text('Ok.'))] });
+    const run = await runRepl('s04', ['/sessions', 'exit'], { ...again(first) });
+    expect(run.code, run.stdout).toBe(0);
+    expect(run.stdout).toMatch(/[0-9a-f]{8} .* 2 messages +an earlier session/);
+    expect(run.requests, '/sessions is not sent to the model').toHaveLength(0);
   });
 });
 

@@ -1,0 +1,98 @@
+/**
+ * npm run bench:resume [-- <MB>] — how long s04 takes to resume a big session (default 50 MB).
+ *
+ * Writes a session log of that size (rounds of a prompt, a tool call, a 20 KB tool result and an
+ * answer) into a temporary HOME, then times, each as a fresh process run the way a reader runs it:
+ *   --help        nothing at all: the start-up cost, to subtract
+ *   --sessions    listing it (reads only the first and last KB of each file)
+ *   -c            resuming it: until it says "resumed with N messages", before any request (a 50 MB
+ *                 conversation is more than the API takes in one request anyway: s05 compacts it)
+ * and, in this process, loadSession() alone: reading and parsing the log.
+ *
+ * A measuring tool, not a test: it prints figures and asserts nothing.
+ */
+import { spawn, spawnSync } from 'node:child_process';
+import { mkdirSync, mkdtempSync, realpathSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { createHash, randomUUID } from 'node:crypto';
+import { tmpdir } from 'node:os';
+import { basename, join } from 'node:path';
+import { REPO } from '../tests/helpers/run-chapter.ts';
+
+const megabytes = Number(process.argv[2] ?? 50);
+const dir = mkdtempSync(join(tmpdir(), 'lah-bench-resume-'));
+const home = join(dir, 'home');
+mkdirSync(join(dir, 'workspace'));
+const workspace = realpathSync(join(dir, 'workspace')); // as the chapter sees it
+
+// The same folder s04 computes for this workspace: its name and a hash of its path.
+const key = `${basename(workspace)}-${createHash('sha256').update(workspace).digest('hex').slice(0, 8)}`;
+const folder = join(home, '.learn-agent-harness', 'sessions', key);
+mkdirSync(folder, { recursive: true });
+const id = randomUUID();
+const file = join(folder, `${id}.jsonl`);
+
+const at = new Date().toISOString();
+const lines = [JSON.stringify({ type: 'session', version: 1, id, workspace, created: at, title: 'a long session' })];
+let n = 0;
+let size = lines[0].length;
+const output = 'x'.repeat(20_000);
+const add = (message: object) => {
+  const line = JSON.stringify({ type: 'message', at, message, n: ++n });
+  lines.push(line);
+  size += line.length + 1;
+};
+for (let round = 0; size < megabytes * 1e6; round++) {
+  const toolId = `toolu_bench_${round}`;
+  add({ role: 'user', content: `step ${round}: run the tests` });
+  add({ role: 'assistant', content: [{ type: 'tool_use', id: toolId, name: 'bash', input: { command: 'npm test' } }] });
+  add({ role: 'user', content: [{ type: 'tool_result', tool_use_id: toolId, content: output }] });
+  add({ role: 'assistant', content: [{ type: 'text', text: `Round ${round}: all tests pass.` }] });
+}
+writeFileSync(file, `${lines.join('\n')}\n`);
+console.log(`session log: ${(statSync(file).size / 1e6).toFixed(1)} MB, ${n} messages`);
+
+const env = { ...process.env, HOME: home, ANTHROPIC_API_KEY: '', ANTHROPIC_AUTH_TOKEN: '', NO_COLOR: '1' };
+delete env.ANTHROPIC_BASE_URL;
+const code = join(REPO, 's04_session/code.ts');
+function timed(args: string[]): number {
+  const started = performance.now();
+  const run = spawnSync(join(REPO, 'node_modules/.bin/tsx'), [code, ...args], { cwd: workspace, env, encoding: 'utf8' });
+  const ms = performance.now() - started;
+  if (run.status !== 0) throw new Error(`code.ts ${args.join(' ')} exited ${run.status}:\n${run.stderr}`);
+  return ms;
+}
+const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
+const runs = (args: string[], times = 3) => median(Array.from({ length: times }, () => timed(args)));
+
+/** Milliseconds until `-c` has loaded the session and says so (before any request), in a fresh process. */
+function timeToResumed(): Promise<number> {
+  return new Promise((done, fail) => {
+    const started = performance.now();
+    const child = spawn(join(REPO, 'node_modules/.bin/tsx'), [code, '-c', '-p', 'and now?'], { cwd: workspace, env });
+    let stderr = '';
+    child.stderr.on('data', (chunk) => {
+      stderr += chunk;
+      if (!/resumed with \d+ messages/.test(stderr)) return;
+      done(performance.now() - started);
+      child.kill('SIGKILL');
+    });
+    child.on('close', () => fail(new Error(`-c exited before it said it had resumed:\n${stderr}`)));
+  });
+}
+
+console.log(`start-up alone (--help), median of 3:    ${runs(['--help']).toFixed(0)} ms`);
+console.log(`--sessions, median of 3:                 ${runs(['--sessions']).toFixed(0)} ms`);
+const resumes: number[] = [];
+for (let i = 0; i < 3; i++) resumes.push(await timeToResumed());
+console.log(`-c until "resumed with …", median of 3:  ${median(resumes).toFixed(0)} ms`);
+process.env.HOME = home;
+process.chdir(workspace);
+const { loadSession } = await import(code);
+const loads = Array.from({ length: 5 }, () => {
+  const started = performance.now();
+  loadSession(file);
+  return performance.now() - started;
+});
+console.log(`loadSession() alone, median of 5:        ${median(loads).toFixed(0)} ms`);
+rmSync(dir, { recursive: true, force: true });
+process.exit(0); // the imported chapter started its offline model
