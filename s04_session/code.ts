@@ -18,7 +18,8 @@ import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import { once } from 'node:events';
 import { constants, lstatSync, mkdirSync, realpathSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import type { Stats } from 'node:fs';
-import { appendFileSync, closeSync, existsSync, fstatSync, openSync, readdirSync, readFileSync, readSync } from 'node:fs';
+import { appendFileSync, closeSync, existsSync, fstatSync, openSync, readdirSync, readFileSync } from 'node:fs';
+import { readSync } from 'node:fs';
 import { open, stat } from 'node:fs/promises';
 import os from 'node:os';
 import { basename, dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
@@ -919,8 +920,8 @@ export function sendable(messages: MessageParam[]): MessageParam[] {
       calls = blocks.flatMap((b) => (b.type === 'tool_use' ? [b.id] : []));
       continue;
     }
-    const text = { type: 'text' as const, text: String(message.content) };
-    const blocks = typeof message.content === 'string' ? [text] : message.content;
+    const { content } = message;
+    const blocks = typeof content === 'string' ? [{ type: 'text' as const, text: content }] : content;
     const results = blocks.filter((b) => b.type === 'tool_result');
     const kept = results.filter((b) => calls.includes(b.tool_use_id));
     const missing = calls.filter((id) => !kept.some((b) => b.tool_use_id === id));
@@ -929,8 +930,8 @@ export function sendable(messages: MessageParam[]): MessageParam[] {
       out.push(message); // the usual case: sent exactly as stored
       continue;
     }
-    const content = [...kept, ...missing.map(answer), ...blocks.filter((b) => b.type !== 'tool_result')];
-    if (content.length > 0) out.push({ role: 'user', content });
+    const repaired = [...kept, ...missing.map(answer), ...blocks.filter((b) => b.type !== 'tool_result')];
+    if (repaired.length > 0) out.push({ role: 'user', content: repaired });
   }
   if (calls.length > 0) out.push({ role: 'user', content: calls.map(answer) });
   return out;

@@ -51,7 +51,8 @@ for (let round = 0; size < megabytes * 1e6; round++) {
 writeFileSync(file, `${lines.join('\n')}\n`);
 console.log(`session log: ${(statSync(file).size / 1e6).toFixed(1)} MB, ${n} messages`);
 
-const env = { ...process.env, HOME: home, ANTHROPIC_API_KEY: '', ANTHROPIC_AUTH_TOKEN: '', NO_COLOR: '1' };
+// No key: the offline demo model answers, so nothing leaves the machine.
+const env: NodeJS.ProcessEnv = { ...process.env, HOME: home, ANTHROPIC_API_KEY: '', ANTHROPIC_AUTH_TOKEN: '', NO_COLOR: '1' };
 delete env.ANTHROPIC_BASE_URL;
 const code = join(REPO, 's04_session/code.ts');
 function timed(args: string[]): number {
