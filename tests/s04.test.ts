@@ -224,6 +224,18 @@ describe.concurrent('s04: Ctrl+C in a one-shot run', () => {
     expect(run.requests[0].body.messages.slice(0, 4), 'sent exactly as logged: nothing needed repair').toEqual(logged);
   });
 
+  it('Ctrl+C at the prompt leaves, with everything already on disk; -c picks up from there', async () => {
+    const first = await runRepl('s04', ['hello', { after: /Hi there\.[\s\S]*s04 >> $/, keys: '\x03' }], {
+      replies: [reply(text('Hi there.'))],
+    });
+    expect(first.timedOut).toBe(false);
+    const [file] = sessionFiles(first);
+    expect(loggedMessages(file), 'the prompt and the answer were on disk before the prompt came back').toHaveLength(2);
+    const run = await runChapter('s04', { ...again(first), args: ['-c', '-p', 'again'], replies: [reply(text('Ok.'))] });
+    expect(run.code, `${run.stderr}\n(a lock left by the process Ctrl+C ended must be taken over)`).toBe(0);
+    expect(run.requests[0].body.messages).toHaveLength(3);
+  });
+
   it('/sessions in the REPL lists the sessions, this one included', async () => {
     const first = await runChapter('s04', { args: ['-p', 'an earlier session'], replies: [reply(text('Ok.'))] });
     const run = await runRepl('s04', ['/sessions', 'exit'], { ...again(first) });
