@@ -378,6 +378,20 @@ export async function startFakeAnthropic(options: FakeOptions = {}): Promise<Fak
     }
     const rec: RecordedRequest = { method: req.method ?? '', path, headers, body, inputTokens: 0 };
 
+    // The Models API, for a chapter that asks how big the model's context window is. Not recorded in
+    // `requests`: tests count the Messages API calls a chapter makes.
+    const model = req.method === 'GET' ? path.match(/^\/v1\/models\/([^/]+)$/)?.[1] : undefined;
+    if (model) {
+      const info = {
+        type: 'model',
+        id: decodeURIComponent(model),
+        display_name: decodeURIComponent(model),
+        created_at: '2026-01-01T00:00:00Z',
+        max_input_tokens: options.contextWindow ?? 200_000,
+        max_tokens: options.maxOutputTokens ?? 64_000,
+      };
+      return sendJson(res, 200, info, requestId);
+    }
     if (req.method !== 'POST' || (path !== '/v1/messages' && path !== '/v1/messages/count_tokens')) {
       return sendError(res, requestId, { status: 404, type: 'not_found_error', message: 'Not Found' });
     }

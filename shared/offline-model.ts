@@ -88,6 +88,10 @@ export function offlineRespond(body: any): Reply {
   if (results.length > 0) return say(describeResults(results, messages));
   const prompt = textOf(last.content).trim();
   if (tools.size === 0 && /summari[sz]e/i.test(prompt)) return say(summarise(prompt));
+  // s05 put a summary in place of the earlier conversation, and the turn goes on from it.
+  if (/^\[Earlier conversation, compacted/.test(prompt)) {
+    return say(`I have a summary of the earlier conversation now (${prompt.length} characters). What next?`);
+  }
   if (/^history$/i.test(prompt)) return say(describeHistory(messages));
   if (/^prompt$/i.test(prompt)) return say(describePrompt(body.system));
 
