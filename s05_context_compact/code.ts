@@ -1024,9 +1024,9 @@ export function microCompact(messages: MessageParam[]): MessageParam[] {
 let measured = { tokens: 0, messages: 0 }; // the tokens of the first `messages` messages, with the rest
 const estimate = (value: unknown) => Math.ceil(JSON.stringify(value).length / 4); // ~4 characters a token
 export function contextSize(messages: MessageParam[]): number {
-  // Nothing measured yet, or compacted since: estimate it all, system prompt and tools included.
+  // Nothing measured yet, or compacted since: estimate what would be sent, system prompt and tools included.
   if (measured.messages === 0 || measured.messages > messages.length) {
-    return estimate([MAIN.system, MAIN.tools, messages]);
+    return estimate([MAIN.system, MAIN.tools, microCompact(messages)]);
   }
   return measured.tokens + estimate(messages.slice(measured.messages));
 }
@@ -1126,12 +1126,12 @@ let failures = 0; // auto-compactions in a row that failed (no summary, or still
 /**
  * Tiers 2 and 3: replace the older part of the conversation with a summary. The part replaced is saved
  * first, as a transcript the model can search with bash; the log records the compaction, so -c resumes
- * the compacted conversation, and keeps everything before it.
+ * the compacted conversation, and keeps everything before it. Asked for (tier 3), it summarises it all.
  */
-export async function compact(messages: MessageParam[], why: string, focus?: string): Promise<void> {
+export async function compact(messages: MessageParam[], why: string, focus?: string, keepTail = true): Promise<void> {
   const window = await contextWindow();
   const before = contextSize(messages);
-  const cut = tailStart(messages, window);
+  const cut = keepTail ? tailStart(messages, window) : messages.length;
   if (cut === 0) return; // nothing old enough to summarise
   const old = messages.slice(0, cut);
   const transcript = MAIN.log?.transcript(old) ?? '(not saved: no session)';
@@ -1273,7 +1273,7 @@ export async function agentLoop(messages: MessageParam[], agent = MAIN): Promise
     if (compactRequest && agent === MAIN) {
       const { focus } = compactRequest;
       compactRequest = undefined;
-      await compact(messages, 'the model asked', focus);
+      await compact(messages, 'the model asked', focus, false);
     }
   }
   console.error(`${agent.indent}(stopped after ${agent.maxRounds} rounds without a final answer)`);
@@ -1437,7 +1437,7 @@ async function main(): Promise<void> {
     if (query === '/compact' || query.startsWith('/compact ')) {
       interrupt = new AbortController(); // not the last turn's, which Ctrl+C may have aborted
       try {
-        await compact(history, 'you asked', query.slice('/compact'.length).trim() || undefined);
+        await compact(history, 'you asked', query.slice('/compact'.length).trim() || undefined, false);
       } catch (err) {
         console.error(describeError(err));
       }

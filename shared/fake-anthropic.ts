@@ -211,7 +211,11 @@ function blocksOf(content: unknown): any[] {
   return typeof content === 'string' ? [{ type: 'text', text: content }] : (content as any[]);
 }
 
-function checkMessages(messages: unknown, opts: FakeOptions): void {
+/**
+ * Throws a Refusal (with the API's status and message) if the real API would refuse these messages.
+ * Exported for property tests that check many conversations without a server round trip.
+ */
+export function checkMessages(messages: unknown, opts: FakeOptions = {}): void {
   if (messages === undefined) throw bad('messages: Field required');
   if (!Array.isArray(messages)) throw bad('messages: Input should be a valid list');
   if (messages.length === 0) throw bad('messages: at least one message is required');

@@ -1,19 +1,20 @@
 /**
- * Bundle a chapter's code.ts (with what it imports from ../shared) into one ES module that plain
- * `node` runs, cached by the content of every file that went into it.
+ * Bundle a chapter's code.ts (with what it imports from ../shared, and the npm packages it uses) into
+ * one ES module that plain `node` runs, cached by what went into it.
  *
- * Why: most of a chapter run's life used to pass before its first HTTP request, in tsx's module
- * hooks loading the SDK's ~250 modules. Compiled once, a run needs about half the CPU time, and the
- * suite is CPU-bound (`npm run bench:suite` measures it). npm packages stay external, so the SDK,
- * readline-sync and dotenv are the very files tsx would load. One test per chapter still runs
- * through the tsx CLI (`viaTsx`), the way a reader does.
+ * Why: most of a chapter run's life used to pass before its first HTTP request, loading the SDK's
+ * ~250 modules (through tsx's hooks first, then through node's resolver from a bundle of the repo's
+ * own code: 0.43 CPU-s a run). All in one file, a run takes 0.25 CPU-s, and the suite is CPU-bound
+ * (`npm run bench:suite` measures it). It is the very code node would load: the same files of each
+ * package (esbuild picks them by the `exports` "import" conditions, as node does), with the same
+ * process.env and global fetch. One package stays external, loaded from node_modules at run time (see
+ * EXTERNAL). One test per chapter still runs through the tsx CLI (`viaTsx`), the way a reader does.
  *
  *   const file = await bundleChapter('/repo/s01_agent_loop/code.ts');   // → …/lah-bundles/<hash>.mjs
  *
  * A file that does not compile throws BundleError, with esbuild's message naming file and line.
  * A stack trace from a bundle names bundle lines; `originalPositions()` turns them back into
- * code.ts lines (node's --enable-source-maps would too, but it costs every run ~10% more CPU, as it
- * then also reads the SDK's 360 source maps).
+ * code.ts lines, and a package's lines into the lines of the package file node would have named.
  */
 import { createHash } from 'node:crypto';
 import {
@@ -34,14 +35,31 @@ import { fileURLToPath } from 'node:url';
 import { build, formatMessages, version as esbuildVersion, type Message } from 'esbuild';
 
 const REPO = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
-// Inside the repo, so that node resolves the external packages from the repo's node_modules. Its
+// Inside the repo, so that node resolves the external package from the repo's node_modules. Its
 // real path: node gives a module its real path as import.meta.url, and the chapters run main() only
 // when that equals process.argv[1] (a node_modules linked from elsewhere would fail that test).
 const NODE_MODULES = join(REPO, 'node_modules');
 const REAL_NODE_MODULES = existsSync(NODE_MODULES) ? realpathSync(NODE_MODULES) : NODE_MODULES;
 export const BUNDLE_DIR = join(REAL_NODE_MODULES, '.cache/lah-bundles');
 // Bump when the build options below change: old bundles must not be reused.
-const RECIPE = `lah-bundle-2 esbuild ${esbuildVersion}`;
+const RECIPE = `lah-bundle-3 esbuild ${esbuildVersion}`;
+// Packages that cannot be bundled. readline-sync runs helper scripts it finds next to its own file
+// (`__dirname + '/read.sh'`), which a bundle has no copy of. (The other packages were checked for
+// that, for native addons and for requires of computed names: none. fdir's optional
+// `createRequire(import.meta.url)('picomatch')` finds it from the bundle's folder, inside node_modules,
+// and loads a second copy there: ~4 ms a run, for a feature tinyglobby does not use.)
+const EXTERNAL = ['readline-sync'];
+// The bundled packages' CommonJS files call `require('fs')` and the like, which an ES module has no
+// `require` for ("Dynamic require of "fs" is not supported"): give the bundle one.
+const BANNER = `import { createRequire as __lahCreateRequire } from 'node:module';
+const require = __lahCreateRequire(import.meta.url);`;
+// A bundle input from an npm package (its path relative to the repo). Such inputs are keyed by the
+// lockfiles, not read: a bundle has hundreds of them, and a lookup would read them all on every run.
+const PACKAGE_INPUT = /(?:^|[\\/])node_modules[\\/]/;
+const LOCKFILE = join(REPO, 'package-lock.json');
+// What npm last installed into node_modules: npm rewrites it whenever it changes node_modules, even
+// when package-lock.json stays as it was (`npm install --no-save`, say).
+const INSTALLED_LOCKFILE = join(REAL_NODE_MODULES, '.package-lock.json');
 // Bundles not used for this long are removed when a new one is written (one per edit of a chapter).
 const KEEP_UNUSED_MS = 3 * 24 * 3600_000;
 
@@ -52,17 +70,27 @@ const sha = (text: string | Buffer) => createHash('sha256').update(text).digest(
 
 /**
  * Hash of a set of input files (paths relative to REPO): their names and contents, read from disk
- * unless `seen` has them. Undefined if one is gone. The entry's own name is left out, so an exercise
- * solution written to a new temporary name each time (.solution-<id>-<pid>.ts) reuses the bundle of
- * the same code (its source map then names the file that built it first: harmless).
+ * unless `seen` has them. Undefined if one is gone. A file of an npm package counts by its name only,
+ * and the lockfiles stand for all their contents (without a package-lock.json, they are read like the
+ * others). So a file edited inside node_modules by hand is not noticed: remove node_modules/.cache then.
+ * The entry's own name is left out, so an exercise solution written to a new temporary name each time
+ * (.solution-<id>-<pid>.ts) reuses the bundle of the same code (its source map then names the file
+ * that built it first: harmless).
  */
 function inputsKey(entry: string, inputs: string[], seen = new Map<string, string>()): string | undefined {
   const hash = createHash('sha256').update(RECIPE);
+  const locked = existsSync(LOCKFILE);
+  if (locked) {
+    hash.update('\0package-lock.json\0').update(readFileSync(LOCKFILE));
+    if (existsSync(INSTALLED_LOCKFILE)) hash.update('\0installed\0').update(readFileSync(INSTALLED_LOCKFILE));
+  }
   for (const rel of [...inputs].sort()) {
     const file = join(REPO, rel);
+    hash.update(`\0${file === entry ? `${dirname(rel)}/<entry>` : rel}\0`);
+    if (locked && PACKAGE_INPUT.test(rel)) continue;
     const content = seen.get(file) ?? (existsSync(file) ? readFileSync(file) : undefined);
     if (content === undefined) return undefined;
-    hash.update(`\0${file === entry ? `${dirname(rel)}/<entry>` : rel}\0`).update(content);
+    hash.update(content);
   }
   return hash.digest('hex').slice(0, 24);
 }
@@ -101,17 +129,26 @@ async function buildBundle(entry: string, manifest: string): Promise<string> {
     format: 'esm', // the chapters use top-level await
     platform: 'node',
     target: 'node20',
-    packages: 'external', // npm packages load from node_modules, exactly as under tsx
+    external: EXTERNAL,
+    banner: { js: BANNER },
     sourcemap: 'external', // <hash>.mjs.map, for originalPositions(); node never loads it
+    sourcesContent: false, // positions are all it is for: a seventh of the size
     write: false,
     metafile: true,
     logLevel: 'silent',
-    // Keep the exact text esbuild compiled, so the cache key matches the bundle even if a file is
-    // saved again while the build runs.
     plugins: [
       {
-        name: 'remember-sources',
+        name: 'load-sources',
         setup(b) {
+          // A package's JavaScript, without its `//# sourceMappingURL=`: esbuild would otherwise read
+          // the package's own source maps (the SDK ships 360) and map the package's lines to its
+          // src/*.ts, where node (which does not read them either) names its .mjs files.
+          b.onLoad({ filter: /[\\/]node_modules[\\/].*\.[cm]?js$/ }, (args) => {
+            const contents = readFileSync(args.path, 'utf8').replace(/\n\/\/[#@] sourceMappingURL=[^\n]*\s*$/, '\n');
+            return { contents, loader: 'js' };
+          });
+          // Keep the exact text esbuild compiled, so the cache key matches the bundle even if a file is
+          // saved again while the build runs.
           b.onLoad({ filter: /\.ts$/ }, (args) => {
             const contents = readFileSync(args.path, 'utf8');
             seen.set(args.path, contents);

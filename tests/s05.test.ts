@@ -1,0 +1,283 @@
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { checkMessages, httpError, reply, startFakeAnthropic, text, toolUse, type Reply } from '../shared/fake-anthropic.ts';
+import { loopBehaviours } from './behaviours/loop.ts';
+import { toolBehaviours } from './behaviours/tools.ts';
+import { REPO, TEST_KEY, TEST_MODEL, runChapter, runRepl, type RunResult } from './helpers/run-chapter.ts';
+
+loopBehaviours('s05', {
+  offlineCommands: ['run', 'read', 'list', 'search', 'write', 'edit', 'delegate', 'compact', 'history'],
+  ctrlC: 'cancels the turn',
+});
+toolBehaviours('s05');
+
+const PLACEHOLDER = /^\[cleared to save context: the result of /;
+/** A request s05 makes to summarise: it offers no tools (so the model cannot call one). */
+const isSummary = (body: any) => body.tools === undefined;
+const resultsIn = (body: any) =>
+  (body.messages as any[]).flatMap((m) => (typeof m.content === 'string' ? [] : m.content)).filter((b) => b.type === 'tool_result');
+const sessionFile = (run: RunResult) => {
+  const root = join(run.home, '.learn-agent-harness', 'sessions');
+  const folder = join(root, readdirSync(root)[0]);
+  return join(folder, readdirSync(folder).find((name) => name.endsWith('.jsonl'))!);
+};
+const logLines = (run: RunResult) =>
+  readFileSync(sessionFile(run), 'utf8')
+    .trimEnd()
+    .split('\n')
+    .map((line) => JSON.parse(line));
+const BIG = 'seq 1 20000'; // 108,894 characters, which bash cuts to its 20,000: about 5,000 tokens
+
+describe.concurrent('s05 tier 1: old tool results go out as placeholders', () => {
+  it('replaces seen results beyond the newest three, never an unseen one, and never changes a placeholder', async () => {
+    const rounds = 6;
+    const run = await runChapter('s05', {
+      args: ['-p', 'count a lot'],
+      respond: (body) => {
+        const done = resultsIn(body).length;
+        return done < rounds ? reply(toolUse('bash', { command: `seq ${done + 1} ${done + 1000}` }, `toolu_r${done}`)) : reply(text('Counted.'));
+      },
+    });
+    expect(run.code, run.stderr).toBe(0);
+    expect(run.requests).toHaveLength(rounds + 1);
+    const placeholders = new Map<string, string>();
+    run.requests.forEach(({ body }, k) => {
+      const results = resultsIn(body);
+      results.forEach((result: any, i: number) => {
+        const content = String(result.content);
+        const unseen = i === results.length - 1; // the newest result: the model has not answered it yet
+        const recent = i >= results.length - 1 - 3;
+        if (unseen || recent) expect(content, `request ${k + 1}: result ${i + 1} must be sent whole`).not.toMatch(PLACEHOLDER);
+        else expect(content, `request ${k + 1}: result ${i + 1} is old, seen and big`).toMatch(PLACEHOLDER);
+        if (PLACEHOLDER.test(content)) {
+          expect(content, 'the placeholder names the call').toContain(`bash {"command":"seq ${i + 1} ${i + 1000}"}`);
+          const before = placeholders.get(result.tool_use_id);
+          if (before !== undefined) expect(content, 'a placeholder, once made, never changes').toBe(before);
+          placeholders.set(result.tool_use_id, content);
+        } else {
+          expect(placeholders.has(result.tool_use_id), 'a replaced result stays replaced').toBe(false);
+        }
+      });
+    });
+    expect(placeholders.size).toBe(2);
+    const logged = JSON.stringify(logLines(run));
+    expect(logged, 'the log keeps every result whole').not.toMatch(/cleared to save context/);
+    expect(logged).toContain('1\\n2\\n3\\n4');
+  });
+});
+
+describe.concurrent('s05 tier 2: a summary in place of the older conversation', () => {
+  /** Rounds of BIG commands, four a reply, until `rounds` replies; summaries answered with SUMMARY-n. */
+  const bigRounds = (rounds: number, summary: (n: number) => Reply = (n) => reply(text(`SUMMARY-${n} of the work.`))) => {
+    let summaries = 0;
+    let replies = 0; // counted here: what the model sees of its own replies shrinks when compacted
+    return (body: any): Reply => {
+      if (isSummary(body)) return summary(++summaries);
+      if (++replies > rounds) return reply(text('All counted.'));
+      return reply(...[0, 1, 2, 3].map((k) => toolUse('bash', { command: BIG }, `toolu_${replies}_${k}`)));
+    };
+  };
+
+  it('compacts past the threshold: transcript first, then a summary the next request starts with', async () => {
+    const run = await runChapter('s05', { args: ['-p', 'count it all'], env: { CONTEXT_WINDOW: '40000' }, respond: bigRounds(3) });
+    expect(run.code, run.stderr).toBe(0);
+    expect(run.stderr).toMatch(/\[compacting \(auto\): \d+ messages saved to (\S+)\]/);
+    const [, count, transcript] = run.stderr.match(/\[compacting \(auto\): (\d+) messages saved to (\S+)\]/)!;
+    expect(run.stderr, 'the context before and after').toMatch(/\[compacted: context \d+ → \d+ tokens/);
+    const log = logLines(run);
+    const compaction = log.find((l) => l.type === 'compaction');
+    expect(compaction, 'the log records the compaction').toMatchObject({ replaced: Number(count), transcript });
+    const replaced = log.filter((l) => l.type === 'message').slice(0, Number(count)).map((l) => l.message);
+    const saved = readFileSync(transcript, 'utf8').trimEnd().split('\n').map((l) => JSON.parse(l));
+    expect(saved, 'the transcript holds the replaced messages exactly').toEqual(replaced);
+    const summaryRequest = run.requests.find((r) => isSummary(r.body))!;
+    expect(JSON.stringify(summaryRequest.body.messages), 'the summary request sends the history as plain text').not.toMatch(/tool_use|tool_result/);
+    const after = run.requests[run.requests.indexOf(summaryRequest) + 1].body;
+    expect(after.messages[0].content, 'the next request starts with the summary').toMatch(/^\[Earlier conversation, compacted[\s\S]*SUMMARY-1/);
+    expect(after.messages[0].content, 'and says where the full text is').toContain(transcript);
+  });
+
+  it('-c resumes the compacted conversation; resuming twice sends the same and logs nothing more', async () => {
+    const first = await runChapter('s05', { args: ['-p', 'count it all'], env: { CONTEXT_WINDOW: '40000' }, respond: bigRounds(3) });
+    expect(first.code, first.stderr).toBe(0);
+    const compactions = logLines(first).filter((l) => l.type === 'compaction');
+    expect(compactions.length).toBeGreaterThan(0);
+    const { summary } = compactions.at(-1);
+    const sent = [];
+    for (const prompt of ['next', 'again']) {
+      const run = await runChapter('s05', {
+        folders: { workspace: first.workspace, home: first.home },
+        args: ['-c', '-p', prompt],
+        env: { CONTEXT_WINDOW: '200000' }, // room enough: this test is about resuming, not compacting again
+        replies: [reply(text('Ok.'))],
+      });
+      expect(run.code, run.stderr).toBe(0);
+      expect(run.requests[0].body.messages[0], 'resumed from the summary, not the full history').toEqual(summary);
+      sent.push(run.requests[0].body.messages);
+    }
+    expect(JSON.stringify(sent[1].slice(0, sent[0].length - 1)), 'the same prefix both times').toBe(JSON.stringify(sent[0].slice(0, -1)));
+    expect(logLines(first).filter((l) => l.type === 'compaction'), 'resuming added no compaction').toHaveLength(compactions.length);
+  });
+
+  it('falls back to a summary made from the history when the summary request fails, and says so', async () => {
+    const run = await runChapter('s05', {
+      args: ['-p', 'count it all'],
+      env: { CONTEXT_WINDOW: '40000' },
+      respond: bigRounds(3, () => httpError(500, 'overloaded, sorry', { 'x-should-retry': 'false' })),
+    });
+    expect(run.code, run.stderr).toBe(0);
+    expect(run.stderr).toMatch(/the summary request failed \(API error 500: overloaded, sorry\)/);
+    const after = run.requests.find((r, i) => i > 0 && isSummary(run.requests[i - 1].body))!.body;
+    expect(after.messages[0].content).toMatch(/could not write a summary[\s\S]*Requests:\n- count it all/);
+  });
+
+  it('gives up on automatic compaction after three failures in a row, and says so once', async () => {
+    const run = await runChapter('s05', {
+      args: ['-p', 'count it all'],
+      env: { CONTEXT_WINDOW: '40000' },
+      respond: bigRounds(5, () => reply(text(''), toolUse('bash', { command: 'true' }))), // no summary text
+    });
+    expect(run.code, run.stderr).toBe(0);
+    expect(run.requests.filter((r) => isSummary(r.body)), 'three tries, then no more').toHaveLength(3);
+    expect(run.stderr.match(/compaction keeps failing; it is off for this run/g)).toHaveLength(1);
+  });
+
+  it('on "prompt is too long" from the API: compacts once, and the retried request succeeds', async () => {
+    let turns = 0;
+    const run = await runChapter('s05', {
+      args: ['-p', 'count it all'],
+      fake: { contextWindow: 30_000 },
+      env: { CONTEXT_WINDOW: '200000' }, // the chapter believes it has 200,000
+      expectRefused: true,
+      respond: (body) => {
+        if (isSummary(body)) return reply(text('SUMMARY of seven counts.'));
+        if (++turns === 1) return reply(...[0, 1, 2, 3, 4, 5, 6].map((k) => toolUse('bash', { command: BIG }, `toolu_big${k}`)));
+        return reply(text('Done after compacting.'));
+      },
+    });
+    expect(run.code, run.stderr).toBe(0);
+    const refused = run.requests.filter((r) => r.refused);
+    expect(refused, `one request was too long; stderr:\n${run.stderr}`).toHaveLength(1);
+    expect(refused[0].refused!.message).toMatch(/prompt is too long/);
+    expect(run.stderr).toMatch(/compacting \(the API said the prompt is too long\)/);
+    expect(run.stdout).toContain('Done after compacting.');
+    expect(run.requests.at(-1)!.refused, 'the retry went through').toBeUndefined();
+  });
+});
+
+describe.concurrent('s05 tier 3: the compact tool and /compact', () => {
+  it('answers every call of the reply first, then compacts with the model’s focus', async () => {
+    let summaryBody: any;
+    let turns = 0;
+    const run = await runChapter('s05', {
+      args: ['-p', 'tidy up'],
+      env: { CONTEXT_WINDOW: '200000' },
+      respond: (body) => {
+        if (isSummary(body)) {
+          summaryBody = body;
+          return reply(text('SUMMARY with the focus.'));
+        }
+        if (++turns === 1) {
+          return reply(
+            toolUse('bash', { command: 'echo one' }, 'toolu_1'),
+            toolUse('compact', { focus: 'the database schema' }, 'toolu_c'),
+            toolUse('bash', { command: 'echo two' }, 'toolu_2'),
+          );
+        }
+        return reply(text('Tidied.'));
+      },
+    });
+    expect(run.code, run.stderr).toBe(0);
+    expect(summaryBody, 'a summary was asked for').toBeDefined();
+    expect(JSON.stringify(summaryBody.messages), 'every call of the reply was answered before compacting').toMatch(/one[\s\S]*compacted when this round[\s\S]*two/);
+    expect(summaryBody.messages.at(-1).content, 'the focus goes into the summary prompt').toContain('the database schema');
+    expect(run.requests.at(-1)!.body.messages[0].content).toMatch(/^\[Earlier conversation, compacted[\s\S]*SUMMARY with the focus/);
+  });
+
+  it('/compact <focus> in the REPL puts the focus in the summary request, and nowhere else', async () => {
+    const run = await runRepl('s05', ['hello there', '/compact keep the API design', 'and now?', 'exit'], {
+      respond: (body) => (isSummary(body) ? reply(text('SUMMARY: said hello.')) : reply(text('Hi.'))),
+    });
+    expect(run.code, run.stdout).toBe(0);
+    const summary = run.requests.find((r) => isSummary(r.body))!.body;
+    expect(summary.messages.at(-1).content).toContain('keep in particular: keep the API design');
+    const last = run.requests.at(-1)!.body;
+    expect(last.messages[0].content, 'the conversation goes on from the summary').toMatch(/SUMMARY: said hello/);
+    expect(JSON.stringify(last), 'the focus is not in the conversation').not.toContain('keep the API design');
+  });
+});
+
+describe('s05: compaction never breaks the tool_use/tool_result pairing (property test)', () => {
+  /** A small deterministic random generator, so a failure can be replayed. */
+  function random(seed: number) {
+    return () => {
+      seed = (seed * 1103515245 + 12345) % 2147483648;
+      return seed / 2147483648;
+    };
+  }
+  /**
+   * A conversation of prompts, rounds of parallel calls (a compact call among them), and what s04 can
+   * leave behind: a turn killed while its tools ran, a Ctrl+C note, a reply lost to a garbled line.
+   */
+  function conversation(seed: number): any[] {
+    const rand = random(seed);
+    const messages: any[] = [];
+    let id = 0;
+    for (let turn = 0; turn < 6; turn++) {
+      messages.push({ role: 'user', content: `prompt ${turn}` });
+      const rounds = Math.floor(rand() * 4);
+      for (let r = 0; r < rounds; r++) {
+        const calls = Array.from({ length: 1 + Math.floor(rand() * 3) }, () => ({
+          type: 'tool_use',
+          id: `toolu_${seed}_${++id}`,
+          name: rand() < 0.15 ? 'compact' : 'bash',
+          input: { command: 'x' },
+        }));
+        const lost = rand() < 0.05; // its line was garbled, and skipped on loading
+        if (!lost) messages.push({ role: 'assistant', content: [{ type: 'text', text: `round ${r}` }, ...calls] });
+        const fate = rand();
+        if (fate < 0.1) break; // killed while the tools ran (s04): no results at all
+        const results = calls.map((c) => ({ type: 'tool_result', tool_use_id: c.id, content: 'y'.repeat(Math.floor(rand() * 6000)) }));
+        messages.push({ role: 'user', content: results });
+        if (fate < 0.2) {
+          messages.push({ role: 'user', content: '[interrupted by the user]' }); // Ctrl+C (s04)
+          break;
+        }
+      }
+      if (rand() < 0.8 && messages.at(-1).role === 'user') messages.push({ role: 'assistant', content: [{ type: 'text', text: 'done' }] });
+    }
+    return messages;
+  }
+
+  it('compacts every prefix of 40 generated conversations at many window sizes; every result is a valid request', async () => {
+    const fake = await startFakeAnthropic({ respond: () => reply(text('SUMMARY.')) });
+    Object.assign(process.env, { ANTHROPIC_API_KEY: TEST_KEY, ANTHROPIC_BASE_URL: fake.url, MODEL_ID: TEST_MODEL });
+    const s05 = await import(join(REPO, 's05_context_compact/code.ts'));
+    let checked = 0;
+    try {
+      for (let seed = 1; seed <= 40; seed++) {
+        const all = conversation(seed);
+        for (let end = 1; end <= all.length; end++) {
+          if (all[end - 1].role !== 'user') continue; // a request is only made when the last message is yours
+          for (const window of [2_000, 8_000, 20_000, 60_000]) {
+            const messages = structuredClone(all.slice(0, end));
+            // A conversation that needs no repair must need none after compacting, either.
+            const intact = JSON.stringify(s05.sendable(messages)) === JSON.stringify(messages);
+            process.env.CONTEXT_WINDOW = String(window);
+            await s05.compact(messages, 'property test');
+            const where = `seed ${seed}, first ${end} messages, window ${window}`;
+            for (const sent of intact ? [messages, s05.microCompact(messages)] : [s05.microCompact(s05.sendable(messages))]) {
+              expect(() => checkMessages(sent), `${where}:\n${JSON.stringify(sent).slice(0, 3000)}`).not.toThrow();
+            }
+            checked++;
+          }
+        }
+      }
+    } finally {
+      delete process.env.CONTEXT_WINDOW;
+      await fake.close();
+    }
+    expect(checked).toBeGreaterThan(500);
+  }, 60_000);
+});
