@@ -10,7 +10,7 @@
 import Anthropic, { type Middleware } from '@anthropic-ai/sdk';
 import type { Message, MessageCreateParams, MessageParam } from '@anthropic-ai/sdk/resources/messages';
 import type { Tool, ToolResultBlockParam, ToolUseBlock } from '@anthropic-ai/sdk/resources/messages';
-import type { ToolUseBlockParam } from '@anthropic-ai/sdk/resources/messages'; // s05
+import type { ContentBlockParam, ToolUseBlockParam } from '@anthropic-ai/sdk/resources/messages'; // s05
 import { spawn } from 'node:child_process';
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import { once } from 'node:events';
@@ -794,7 +794,8 @@ export class SessionLog {
   transcript(messages: MessageParam[]): string {
     const folder = this.file.replace(/\.jsonl$/, '');
     mkdirSync(folder, { recursive: true, mode: 0o700 });
-    const file = join(folder, `compacted-${readdirSync(folder).filter((f) => f.startsWith('compacted-')).length + 1}.jsonl`);
+    const count = readdirSync(folder).filter((name) => name.startsWith('compacted-')).length;
+    const file = join(folder, `compacted-${count + 1}.jsonl`);
     writeFileSync(file, messages.map((m) => `${JSON.stringify(m)}\n`).join(''), { mode: 0o600, flush: true });
     return file;
   }
@@ -967,8 +968,8 @@ export function sendable(messages: MessageParam[]): MessageParam[] {
 // ── NEW in s05: context compaction ──────────────────────────────────────────────────────────────
 // Every round sends the whole conversation again. Three tiers keep it small enough:
 //   1. microCompact, on every request, free: old tool results go out as a one-line placeholder.
-//   2. compact, when the context passes COMPACT_AT: the model summarises the older part, which is
-//      first saved as a transcript; the summary replaces it. Also on "prompt is too long".
+//   2. compact, when the context nears the window (or the API says "prompt is too long"): the older
+//      part is saved as a transcript, and a summary written by the model takes its place.
 //   3. the `compact` tool and /compact [focus]: the same, when the model or you ask for it.
 const KEEP_RESULTS = 3; // the most recent tool results the model has seen stay whole…
 const SMALL_RESULT = 2_000; // …and so does any result up to this many characters: not worth a placeholder
@@ -976,71 +977,77 @@ const REPLY_ROOM = MAX_TOKENS + 13_000; // tokens kept free for the reply, plus 
 const TAIL_SHARE = 0.1; // the share of the window kept word for word after a summary: the latest work
 const MAX_FAILURES = 3; // failed auto-compactions in a row before giving up on them
 
-/** How a tool call looks in a placeholder or a summary: `read_file {"file_path":"src/a.ts"}`. */
+/** A tool call as a placeholder or a summary names it: `read_file {"file_path":"src/a.ts"}`. */
 function callName(call: ToolUseBlockParam | undefined): string {
   if (!call) return 'a tool call';
   const input = JSON.stringify(call.input);
   return `${call.name} ${input.length > 200 ? `${input.slice(0, 200)}…` : input}`;
 }
-const textOf = (content: ToolResultBlockParam['content']) => (typeof content === 'string' ? content : JSON.stringify(content));
+function resultText(result: ToolResultBlockParam): string {
+  return typeof result.content === 'string' ? result.content : JSON.stringify(result.content);
+}
+const blocksOf = (message: MessageParam) => {
+  return typeof message.content === 'string' ? [{ type: 'text' as const, text: message.content }] : message.content;
+};
 
 /**
  * Tier 1. A tool result the model has already answered (it lies before the model's latest reply) is
  * sent as a placeholder that names the call, so the model knows what to run again if it needs it. The
- * most recent KEEP_RESULTS and the small ones stay whole; results it has not seen yet are never touched.
- * The log keeps the full result: only what is sent changes. And a result once replaced stays replaced
- * (older results only ever become more numerous), so the start of every request stays the same bytes
- * from one request to the next: what prompt caching (s06) needs.
+ * most recent KEEP_RESULTS and the small ones stay whole; a result it has not seen yet is never touched.
+ * Only what is sent changes: the log keeps every result whole. And a result once replaced stays
+ * replaced (results only ever get older), so each request starts with the same bytes as the one
+ * before: what prompt caching (s06) needs.
  */
 export function microCompact(messages: MessageParam[]): MessageParam[] {
   const calls = new Map<string, ToolUseBlockParam>();
   let lastReply = -1;
   messages.forEach((message, i) => {
-    if (message.role !== 'assistant' || typeof message.content === 'string') return;
+    if (message.role !== 'assistant') return;
     lastReply = i;
-    for (const block of message.content) if (block.type === 'tool_use') calls.set(block.id, block);
+    for (const block of blocksOf(message)) if (block.type === 'tool_use') calls.set(block.id, block);
   });
-  // The results the model has seen, oldest first; all but the last KEEP_RESULTS may be replaced.
-  const seen = messages.slice(0, lastReply).flatMap((m) => (typeof m.content === 'string' ? [] : m.content));
-  const results = seen.filter((block) => block.type === 'tool_result');
-  const replace = new Set(results.slice(0, -KEEP_RESULTS).filter((r) => textOf(r.content).length > SMALL_RESULT));
-  if (replace.size === 0) return messages;
+  // The results the model has seen, oldest first: all but the newest KEEP_RESULTS, if big, are replaced.
+  const seen = messages.slice(0, lastReply).flatMap(blocksOf).filter((block) => block.type === 'tool_result');
+  const old = seen.slice(0, -KEEP_RESULTS).filter((result) => resultText(result).length > SMALL_RESULT);
+  if (old.length === 0) return messages;
+  const replace = new Set<ContentBlockParam>(old);
   return messages.map((message) => {
-    if (typeof message.content === 'string' || !message.content.some((b) => replace.has(b as ToolResultBlockParam))) {
-      return message;
-    }
-    const content = message.content.map((block) => {
+    if (!blocksOf(message).some((block) => replace.has(block))) return message;
+    const content = blocksOf(message).map((block) => {
       if (block.type !== 'tool_result' || !replace.has(block)) return block;
-      const size = textOf(block.content).length;
-      const text = `[cleared to save context: the result of ${callName(calls.get(block.tool_use_id))}, ${size} characters. Run it again if you need it.]`;
-      return { ...block, content: text };
+      const call = callName(calls.get(block.tool_use_id));
+      const size = resultText(block).length;
+      const placeholder = `[cleared to save context: the result of ${call}, ${size} characters. Run it again if needed.]`;
+      return { ...block, content: placeholder };
     });
     return { ...message, content } as MessageParam;
   });
 }
 
-// Tier 2 needs the size of the context. The last reply's usage measured it exactly (what it was sent,
-// cache reads and writes included, plus what it wrote); what was added since is estimated.
-let measured = { tokens: 0, messages: 0 }; // the tokens of the first `messages` messages, with the rest
-const estimate = (value: unknown) => Math.ceil(JSON.stringify(value).length / 4); // ~4 characters a token
+// Tier 2 needs the size of the context. The last reply's usage measured it exactly (what the model was
+// given, cache reads and writes included, plus what it wrote); what was added since is estimated.
+let measured = { tokens: 0, messages: 0 }; // the context up to and including the first `messages` messages
+const estimate = (value: unknown) => Math.ceil(JSON.stringify(value).length / 4); // about 4 characters a token
 export function contextSize(messages: MessageParam[]): number {
-  // Nothing measured yet, or compacted since: estimate what would be sent, system prompt and tools included.
+  // Nothing measured yet, or compacted since: estimate what would be sent, system prompt and tools too.
   if (measured.messages === 0 || measured.messages > messages.length) {
     return estimate([MAIN.system, MAIN.tools, microCompact(messages)]);
   }
   return measured.tokens + estimate(messages.slice(measured.messages));
 }
+
 let windowSize: number | undefined;
-/** The model's context window: CONTEXT_WINDOW if set, else the Models API's figure, else 200,000. */
+/** The model's context window: CONTEXT_WINDOW if set, else what the Models API says, else 200,000. */
 async function contextWindow(): Promise<number> {
   if (Number(process.env.CONTEXT_WINDOW) > 0) return Number(process.env.CONTEXT_WINDOW);
   windowSize ??= await client.models.retrieve(MODEL).then(
     (model) => model.max_input_tokens ?? 200_000,
-    () => 200_000, // an endpoint without the Models API (some compatible vendors)
+    () => 200_000, // an Anthropic-compatible vendor may not serve the Models API
   );
   return windowSize;
 }
 
+const SUMMARY_SYSTEM = 'You summarise the conversation of a coding agent, so that it can carry on from the summary.';
 const SUMMARY_PROMPT = `Summarise the conversation above so that you can carry on the work from the summary alone.
 Keep, under these headings:
 1. Requests: everything the user asked for and every constraint they set, word for word where short.
@@ -1051,63 +1058,61 @@ Keep, under these headings:
 6. Next step: what was about to happen.
 Answer with the summary only, in plain text. Do not call any tool.`;
 
-/** A conversation as plain text for the summary request: no tool blocks, so no pairing rules apply. */
+/** A conversation as plain text for the summary request: with no tool blocks, no pairing rule applies. */
 function asText(messages: MessageParam[]): string {
   const calls = new Map<string, ToolUseBlockParam>();
-  const lines = messages.flatMap((message) => {
-    const blocks = typeof message.content === 'string' ? [{ type: 'text' as const, text: message.content }] : message.content;
-    return blocks.map((block) => {
+  const lines = messages.flatMap((message) =>
+    blocksOf(message).map((block) => {
       if (block.type === 'text') return `${message.role === 'user' ? 'USER' : 'ASSISTANT'}: ${block.text}`;
       if (block.type === 'tool_use') {
         calls.set(block.id, block);
         return `ASSISTANT called ${callName(block)}`;
       }
-      if (block.type === 'tool_result') {
-        const text = textOf(block.content);
-        const shown = text.length > 2_000 ? `${text.slice(0, 2_000)}… (${text.length} characters)` : text;
-        return `RESULT of ${callName(calls.get(block.tool_use_id))}${block.is_error ? ' (error)' : ''}:\n${shown}`;
-      }
-      return '';
-    });
-  });
+      if (block.type !== 'tool_result') return '';
+      const text = resultText(block);
+      const shown = text.length > 2_000 ? `${text.slice(0, 2_000)}… (${text.length} characters)` : text;
+      return `RESULT of ${callName(calls.get(block.tool_use_id))}${block.is_error ? ' (an error)' : ''}:\n${shown}`;
+    }),
+  );
   return lines.filter(Boolean).join('\n\n');
 }
 
-/** Ask the model for the summary. If that request is itself too long, summarise less: the oldest part is in the transcript. */
+const isTooLong = (err: unknown) => err instanceof Anthropic.BadRequestError && /prompt is too long/.test(err.message);
+
+/** The model's summary of `old`. If that request is too long itself, the oldest half is left out (it is saved). */
 async function summarise(old: MessageParam[], focus: string | undefined): Promise<string> {
   const ask = focus ? `${SUMMARY_PROMPT}\nThe user asked to keep in particular: ${focus}` : SUMMARY_PROMPT;
-  for (let from = 0; ; from = Math.max(from + 1, Math.floor((from + old.length) / 2))) {
+  for (let from = 0; ; from = Math.ceil((from + old.length) / 2)) {
     const skipped = from > 0 ? `[${from} earlier messages left out: they are in the transcript]\n\n` : '';
     const content = `${skipped}${asText(old.slice(from))}\n\n---\n${ask}`;
+    const messages: MessageParam[] = [{ role: 'user', content }];
+    const params = { model: MODEL, max_tokens: MAX_TOKENS, system: SUMMARY_SYSTEM, messages };
     try {
-      const params = { model: MODEL, max_tokens: MAX_TOKENS, system: SUMMARY_SYSTEM, messages: [{ role: 'user' as const, content }] };
-      const reply = await streamReply(params, false);
-      const summary = reply.content.map((b) => (b.type === 'text' ? b.text : '')).join('').trim();
-      if (reply.stop_reason === 'refusal' || !summary) throw new Error(`no summary (stop_reason: ${reply.stop_reason})`);
+      const reply = await streamReply(params, false); // no tools offered: the model cannot call one
+      const summary = reply.content.map((block) => (block.type === 'text' ? block.text : '')).join('').trim();
+      if (!summary || reply.stop_reason === 'refusal') throw new Error(`no summary (${reply.stop_reason})`);
       return summary;
     } catch (err) {
       if (!isTooLong(err) || from >= old.length - 1) throw err;
     }
   }
 }
-const SUMMARY_SYSTEM = 'You summarise a coding agent\'s conversation so that the agent can carry on from the summary alone.';
-const isTooLong = (err: unknown) => err instanceof Anthropic.BadRequestError && /prompt is too long/.test(err.message);
 
 /** When the model cannot summarise: what can be taken from the history without it. */
 function extractSummary(old: MessageParam[]): string {
-  const requests = old.flatMap((m) => (m.role === 'user' && typeof m.content === 'string' ? [m.content.slice(0, 500)] : []));
-  const blocks = old.flatMap((m) => (typeof m.content === 'string' ? [] : m.content));
+  const requests = old.filter((m) => m.role === 'user' && typeof m.content === 'string').map((m) => `- ${m.content}`);
   const files = new Set<string>();
-  for (const block of blocks) {
+  const errors: string[] = [];
+  for (const block of old.flatMap(blocksOf)) {
     const path = block.type === 'tool_use' ? (block.input as { file_path?: unknown }).file_path : undefined;
     if (typeof path === 'string') files.add(path);
+    if (block.type === 'tool_result' && block.is_error) errors.push(`- ${resultText(block).slice(0, 300)}`);
   }
-  const errors = blocks.filter((b) => b.type === 'tool_result' && b.is_error).slice(-3);
   return [
-    '(The model could not write a summary; this one was extracted from the conversation.)',
-    `Requests:\n${requests.map((r) => `- ${r}`).join('\n') || '- (none)'}`,
+    '(The model could not write a summary; this one was taken from the conversation.)',
+    `Requests:\n${requests.join('\n') || '- (none)'}`,
     `Files touched: ${[...files].join(', ') || '(none)'}`,
-    `Last errors:\n${errors.map((e) => `- ${textOf((e as ToolResultBlockParam).content).slice(0, 300)}`).join('\n') || '- (none)'}`,
+    `Last errors:\n${errors.slice(-3).join('\n') || '- (none)'}`,
   ].join('\n\n');
 }
 
@@ -1115,18 +1120,17 @@ function extractSummary(old: MessageParam[]): string {
 function tailStart(messages: MessageParam[], window: number): number {
   let start = messages.length;
   while (start > 0 && estimate(messages.slice(start - 1)) < window * TAIL_SHARE) start--;
-  // A tail may open with a reply, or with a message of yours; never with results whose calls it dropped.
-  const opensWithResults = (m: MessageParam) => typeof m.content !== 'string' && m.content.some((b) => b.type === 'tool_result');
-  while (start < messages.length && opensWithResults(messages[start])) start++;
+  // A tail may open with a reply, or with a message of yours; never with results whose calls it left out.
+  while (start < messages.length && blocksOf(messages[start]).some((block) => block.type === 'tool_result')) start++;
   return start;
 }
 
-let failures = 0; // auto-compactions in a row that failed (no summary, or still too big)
+let failures = 0; // auto-compactions in a row that failed: no summary from the model, or still too big
 
 /**
- * Tiers 2 and 3: replace the older part of the conversation with a summary. The part replaced is saved
- * first, as a transcript the model can search with bash; the log records the compaction, so -c resumes
- * the compacted conversation, and keeps everything before it. Asked for (tier 3), it summarises it all.
+ * Tiers 2 and 3: replace the older part of the conversation with a summary. That part is saved first, as
+ * a transcript the model can search with bash; the log records the compaction, so -c resumes the
+ * compacted conversation, and keeps everything before it. Asked for (tier 3), it summarises it all.
  */
 export async function compact(messages: MessageParam[], why: string, focus?: string, keepTail = true): Promise<void> {
   const window = await contextWindow();
@@ -1141,13 +1145,13 @@ export async function compact(messages: MessageParam[], why: string, focus?: str
   try {
     summary = await summarise(old, focus);
   } catch (err) {
-    if (interrupt.signal.aborted) throw err;
+    if (interrupt.signal.aborted) throw err; // Ctrl+C: nothing is compacted
     console.error(paint(YELLOW, `the summary request failed (${describeError(err)}); using one made from the history`));
     summary = extractSummary(old);
     failed = true;
   }
-  const note = `[Earlier conversation, compacted. The full text is in ${transcript} (JSON Lines: search it with bash, e.g. grep).]`;
-  const message: MessageParam = { role: 'user', content: `${note}\n\n${summary}` };
+  const where = `The full text is in ${transcript} (JSON Lines: search it with bash, e.g. grep).`;
+  const message: MessageParam = { role: 'user', content: `[Earlier conversation, compacted. ${where}]\n\n${summary}` };
   messages.splice(0, cut, message);
   MAIN.log?.compaction(cut, message, transcript);
   measured = { tokens: 0, messages: 0 }; // the next reply measures it again
@@ -1156,7 +1160,7 @@ export async function compact(messages: MessageParam[], why: string, focus?: str
   console.error(paint(DIM, `[compacted: context ${before} → ${after} tokens (estimated)]`));
 }
 
-/** The model asked for a compaction (the `compact` tool); it happens once every call of that reply is answered. */
+/** The `compact` tool: the compaction happens once every call of the model's reply is answered. */
 let compactRequest: { focus?: string } | undefined;
 async function compactTool(input: { focus?: string }): Promise<string> {
   compactRequest = input;
