@@ -1,3 +1,3 @@
 import { loopBehaviours } from './behaviours/loop.ts';
 
-loopBehaviours('s01', { offlineCommands: ['run', 'read', 'list', 'search', 'write', 'history'] });
+loopBehaviours('s01', { offlineCommands: ['run', 'read', 'list', 'search', 'write', 'history'], ctrlCUnderTsx: true });

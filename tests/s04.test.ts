@@ -10,6 +10,7 @@ import { runChapter, runRepl, toolResults, type RunResult } from './helpers/run-
 loopBehaviours('s04', {
   offlineCommands: ['run', 'read', 'list', 'search', 'write', 'edit', 'delegate', 'history'],
   ctrlC: 'cancels the turn',
+  ctrlCUnderTsx: true, // Ctrl+C changes here: it cancels the turn
 });
 toolBehaviours('s04');
 
