@@ -1116,10 +1116,17 @@ function extractSummary(old: MessageParam[]): string {
   ].join('\n\n');
 }
 
-/** Where the kept tail starts: about TAIL_SHARE of the window, at a message no tool_use is cut off from. */
-function tailStart(messages: MessageParam[], window: number): number {
-  let start = messages.length;
-  while (start > 0 && estimate(messages.slice(start - 1)) < window * TAIL_SHARE) start--;
+/**
+ * Where the kept tail starts: about TAIL_SHARE of the window back, but never later than what the model has
+ * not answered yet (your prompt, or the results of its latest calls, with those calls), and at a message
+ * that no tool_use is cut off from. `whole`: as early as that allows, for a compaction that was asked for.
+ */
+function tailStart(messages: MessageParam[], window: number, whole = false): number {
+  const lastReply = messages.findLastIndex((message) => message.role === 'assistant');
+  if (lastReply === -1) return 0; // the model has seen nothing yet
+  const answersIt = messages.slice(lastReply + 1).some((m) => blocksOf(m).some((block) => block.type === 'tool_result'));
+  let start = answersIt ? lastReply : lastReply + 1;
+  while (!whole && start > 0 && estimate(messages.slice(start - 1)) < window * TAIL_SHARE) start--;
   // A tail may open with a reply, or with a message of yours; never with results whose calls it left out.
   while (start < messages.length && blocksOf(messages[start]).some((block) => block.type === 'tool_result')) start++;
   return start;
@@ -1135,7 +1142,7 @@ let failures = 0; // auto-compactions in a row that failed: no summary from the 
 export async function compact(messages: MessageParam[], why: string, focus?: string, keepTail = true): Promise<void> {
   const window = await contextWindow();
   const before = contextSize(messages);
-  const cut = keepTail ? tailStart(messages, window) : messages.length;
+  const cut = tailStart(messages, window, !keepTail);
   if (cut === 0) return; // nothing old enough to summarise
   const old = messages.slice(0, cut);
   const transcript = MAIN.log?.transcript(old) ?? '(not saved: no session)';

@@ -96,6 +96,11 @@ describe.concurrent('s05 tier 2: a summary in place of the older conversation', 
     const after = run.requests[run.requests.indexOf(summaryRequest) + 1].body;
     expect(after.messages[0].content, 'the next request starts with the summary').toMatch(/^\[Earlier conversation, compacted[\s\S]*SUMMARY-1/);
     expect(after.messages[0].content, 'and says where the full text is').toContain(transcript);
+    const newest = after.messages.at(-1).content;
+    expect(newest.map((b: any) => b.type), 'the results the model has not seen yet are sent, not summarised').toEqual(
+      ['tool_result', 'tool_result', 'tool_result', 'tool_result'],
+    );
+    expect(newest.every((b: any) => String(b.content).length > 10_000), 'and sent whole').toBe(true);
   });
 
   it('-c resumes the compacted conversation; resuming twice sends the same and logs nothing more', async () => {
@@ -152,7 +157,8 @@ describe.concurrent('s05 tier 2: a summary in place of the older conversation', 
       expectRefused: true,
       respond: (body) => {
         if (isSummary(body)) return reply(text('SUMMARY of seven counts.'));
-        if (++turns === 1) return reply(...[0, 1, 2, 3, 4, 5, 6].map((k) => toolUse('bash', { command: BIG }, `toolu_big${k}`)));
+        // Two rounds of three: the third request holds six results (the newest three not yet seen).
+        if (++turns <= 2) return reply(...[0, 1, 2].map((k) => toolUse('bash', { command: BIG }, `toolu_big${turns}${k}`)));
         return reply(text('Done after compacting.'));
       },
     });
@@ -190,9 +196,15 @@ describe.concurrent('s05 tier 3: the compact tool and /compact', () => {
     });
     expect(run.code, run.stderr).toBe(0);
     expect(summaryBody, 'a summary was asked for').toBeDefined();
-    expect(JSON.stringify(summaryBody.messages), 'every call of the reply was answered before compacting').toMatch(/one[\s\S]*compacted when this round[\s\S]*two/);
     expect(summaryBody.messages.at(-1).content, 'the focus goes into the summary prompt').toContain('the database schema');
-    expect(run.requests.at(-1)!.body.messages[0].content).toMatch(/^\[Earlier conversation, compacted[\s\S]*SUMMARY with the focus/);
+    const after = run.requests.at(-1)!.body.messages;
+    expect(after[0].content).toMatch(/^\[Earlier conversation, compacted[\s\S]*SUMMARY with the focus/);
+    // The model has not seen the results of that reply yet: they, and the calls, are kept as they were.
+    expect(after[1].content.map((b: any) => b.id), 'the reply with the three calls').toEqual(['toolu_1', 'toolu_c', 'toolu_2']);
+    const answers = after[2].content.map((b: any) => String(b.content));
+    expect(answers[0], 'every call of the reply is answered').toContain('one');
+    expect(answers[1]).toMatch(/compacted when this round/);
+    expect(answers[2]).toContain('two');
   });
 
   it('/compact <focus> in the REPL puts the focus in the summary request, and nowhere else', async () => {
