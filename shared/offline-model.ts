@@ -73,9 +73,10 @@ export async function startOfflineModel(): Promise<OfflineModel> {
 type Block = { type: string; [k: string]: any };
 const blocks = (content: unknown): Block[] =>
   typeof content === 'string' ? [{ type: 'text', text: content }] : (content as Block[]);
+// s06 sends each prompt with a <context> block (date, git status) after it: that is not a command.
 const textOf = (content: unknown) =>
   blocks(content)
-    .filter((b) => b.type === 'text')
+    .filter((b) => b.type === 'text' && !String(b.text).startsWith('<context>'))
     .map((b) => b.text as string)
     .join('\n');
 

@@ -73,6 +73,8 @@ export interface RunOptions {
    * second run sees what the first one left (a session to resume, say). No `files` or `setup` then.
    */
   folders?: { workspace: string; home: string };
+  /** Run in this folder of the workspace (relative to it) instead of the workspace itself. */
+  cwd?: string;
   /** Send `signal` to the chapter's process once its stderr matches `after` (runChapter only). */
   signalWhen?: { after: RegExp; signal: NodeJS.Signals };
 }
@@ -214,7 +216,7 @@ export async function runChapter(chapter: string, opts: RunOptions = {}): Promis
     const [file, ...args] = p.command;
     // detached: the chapter leads a process group of its own, so a timeout can kill all of it.
     const child = spawn(file, args, {
-      cwd: p.workspace,
+      cwd: join(p.workspace, opts.cwd ?? '.'),
       env: p.env,
       stdio: ['ignore', 'pipe', 'pipe'],
       detached: true,
@@ -260,7 +262,7 @@ export async function runRepl(
   const cmd = `exec ${p.command.map(q).join(' ')}`;
   try {
     const child = spawn('script', ['-qec', cmd, '/dev/null'], {
-      cwd: p.workspace,
+      cwd: join(p.workspace, opts.cwd ?? '.'),
       env: p.env,
       stdio: ['pipe', 'pipe', 'pipe'],
       detached: true,
