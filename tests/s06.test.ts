@@ -1,0 +1,142 @@
+import { spawnSync } from 'node:child_process';
+import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { reply, text, toolUse } from '../shared/fake-anthropic.ts';
+import { loopBehaviours } from './behaviours/loop.ts';
+import { toolBehaviours } from './behaviours/tools.ts';
+import { runChapter } from './helpers/run-chapter.ts';
+
+loopBehaviours('s06', {
+  offlineCommands: ['run', 'read', 'list', 'search', 'write', 'edit', 'delegate', 'compact', 'history'],
+  ctrlC: 'cancels the turn',
+});
+toolBehaviours('s06');
+
+const systemText = (body: any) => (body.system as { text: string }[]).map((block) => block.text).join('\n');
+/** Everything of a request up to its first cache breakpoint, as the API caches it: tools, then system. */
+function beforeFirstBreakpoint(body: any): string {
+  const blocks = [...body.tools, ...body.system];
+  const at = blocks.findIndex((block) => block.cache_control);
+  return JSON.stringify(blocks.slice(0, at + 1));
+}
+const breakpoints = (body: any) =>
+  (JSON.stringify([body.tools, body.system, body.messages]).match(/"cache_control"/g) ?? []).length;
+
+/** A workspace that is a git repository, with instruction files at its root, in a subfolder and in HOME. */
+function project(workspace: string, extra: Record<string, string | Buffer> = {}) {
+  spawnSync('git', ['init', '-q'], { cwd: workspace });
+  mkdirSync(join(workspace, 'pkg'));
+  const files: Record<string, string | Buffer> = {
+    'AGENTS.md': 'ROOT-RULE: use tabs.\n',
+    'pkg/CLAUDE.md': 'PKG-RULE: run the tests in pkg.\n',
+    '../home/.learn-agent-harness/AGENTS.md': 'USER-RULE: British spelling.\n',
+    ...extra,
+  };
+  for (const [name, content] of Object.entries(files)) {
+    mkdirSync(join(workspace, name, '..'), { recursive: true });
+    writeFileSync(join(workspace, name), content);
+  }
+}
+
+describe.concurrent('s06: the assembled system prompt', () => {
+  it('has its sections in order, a tool guide naming every tool, and the instruction files, nearest last', async () => {
+    const run = await runChapter('s06', {
+      args: ['-p', 'hello'],
+      cwd: 'pkg',
+      setup: (workspace) => project(workspace),
+      replies: [reply(text('Hi.'))],
+    });
+    expect(run.code, run.stderr).toBe(0);
+    const { body } = run.requests[0];
+    const system = systemText(body);
+    const order = ['# Identity', '# Tools', '# Working rules', '# Environment', '# Project instructions'];
+    const at = order.map((heading) => system.indexOf(heading));
+    expect(at.every((i) => i >= 0), `every section is there:\n${system}`).toBe(true);
+    expect([...at].sort((a, b) => a - b), 'in this order').toEqual(at);
+    for (const tool of body.tools) expect(system, `the tool guide names ${tool.name}`).toContain(`- ${tool.name}:`);
+    const rules = ['USER-RULE', 'ROOT-RULE', 'PKG-RULE'].map((rule) => system.indexOf(rule));
+    expect(rules.every((i) => i >= 0), 'the user-level file, AGENTS.md at the root and CLAUDE.md in the subfolder').toBe(true);
+    expect([...rules].sort((a, b) => a - b), 'most general first, nearest last').toEqual(rules);
+    expect(system, 'each file is shown with its path').toContain(join(run.workspace, 'pkg', 'CLAUDE.md'));
+  });
+
+  it('cuts an oversized file with a visible marker and keeps the nearest file whole; skips a binary one, with a warning', async () => {
+    const nearest = `NEAREST-START ${'n'.repeat(7_000)} NEAREST-END\n`;
+    const run = await runChapter('s06', {
+      args: ['-p', 'hello'],
+      cwd: 'pkg',
+      setup: (workspace) =>
+        project(workspace, {
+          'AGENTS.md': `ROOT-START ${'r'.repeat(30_000)} ROOT-END\n`,
+          'pkg/AGENTS.md': nearest,
+          'pkg/CLAUDE.md': Buffer.from([0x89, 0x50, 0x4e, 0x47, 0, 0, 0, 1]),
+        }),
+      replies: [reply(text('Hi.'))],
+    });
+    expect(run.code, run.stderr).toBe(0);
+    const system = systemText(run.requests[0].body);
+    expect(system, 'the nearest file is whole').toContain(nearest.trim());
+    expect(system, 'the big one is cut').toContain('ROOT-START');
+    expect(system).not.toContain('ROOT-END');
+    expect(system, 'and the cut is marked').toMatch(/\[… \d+ bytes cut\]/);
+    expect(run.stderr, 'the binary file is skipped, with a warning').toMatch(/skipped instruction file .*pkg\/CLAUDE\.md: it is not text/);
+    expect(system).not.toContain('PNG');
+  });
+
+  it('is rebuilt for every request: an AGENTS.md edited by a tool call shows in the next one', async () => {
+    const run = await runChapter('s06', {
+      args: ['-p', 'add a rule'],
+      setup: (workspace) => project(workspace),
+      replies: [
+        reply(toolUse('edit_file', { file_path: 'AGENTS.md', old_string: 'use tabs', new_string: 'use NEW-SPACES' })),
+        reply(text('Done.')),
+      ],
+    });
+    expect(run.code, run.stderr).toBe(0);
+    expect(systemText(run.requests[0].body)).toContain('use tabs');
+    expect(systemText(run.requests[1].body), 'the next request has the new rule').toContain('use NEW-SPACES');
+  });
+
+  it('keeps the date and git status out of the cached prefix: they travel with the prompt', async () => {
+    const run = await runChapter('s06', {
+      args: ['-p', 'what changed?'],
+      setup: (workspace) => project(workspace),
+      replies: [reply(text('Nothing yet.'))],
+    });
+    expect(run.code, run.stderr).toBe(0);
+    const { body } = run.requests[0];
+    const today = new Date().toISOString().slice(0, 10);
+    expect(beforeFirstBreakpoint(body), 'no date before the first breakpoint').not.toContain(today);
+    expect(beforeFirstBreakpoint(body), 'no git status before it').not.toMatch(/changed file|Git:/);
+    const prompt = body.messages[0].content;
+    expect(prompt[0].text, 'the prompt comes first').toBe('what changed?');
+    expect(prompt[1].text, 'then the context: the date and where git stands').toMatch(new RegExp(`^<context>[\\s\\S]*${today}[\\s\\S]*Git: branch`));
+  });
+
+  it('marks at most 4 breakpoints, and the second request of a session reads the first one’s prefix from the cache', async () => {
+    const run = await runChapter('s06', {
+      args: ['-p', 'look around'],
+      setup: (workspace) => project(workspace),
+      fake: { minCacheableTokens: 100 } as any,
+      replies: [reply(toolUse('bash', { command: 'echo hi' })), reply(text('Looked.'))],
+    });
+    expect(run.code, run.stderr).toBe(0);
+    for (const request of run.requests) expect(breakpoints(request.body)).toBeLessThanOrEqual(4);
+    expect(breakpoints(run.requests[0].body), 'one after the system prompt, one on the last message').toBe(2);
+    const [first, second] = run.requests.map((r) => r.usage as any);
+    expect(first?.cache_creation_input_tokens, 'the first request writes the cache').toBeGreaterThan(0);
+    expect(second?.cache_read_input_tokens, 'the second reads it').toBeGreaterThan(0);
+    expect(run.stderr, 'the round line shows the cache and the cost').toMatch(/cache read [1-9]\d* · written \d+ · out \d+ · \$\d+\.\d{4} so far/);
+  });
+
+  it('--show-prompt works offline: every section with its source and size, and the breakpoints', async () => {
+    const run = await runChapter('s06', { args: ['--show-prompt'], offline: true, setup: (workspace) => project(workspace) });
+    expect(run.code, run.stderr).toBe(0);
+    expect(run.stdout).toMatch(/── 1\. Identity · code\.ts · ≈\d+ tokens ──/);
+    expect(run.stdout).toMatch(/── 5\. Project instructions · .*AGENTS\.md.* · ≈\d+ tokens ──/);
+    expect(run.stdout).toMatch(/cache breakpoint 1[\s\S]*<context>[\s\S]*cache breakpoint 2/);
+    expect(run.stdout, 'it prints and exits: no banner, no session').not.toContain('offline demo');
+    expect(existsSync(join(run.home, '.learn-agent-harness', 'sessions')), 'no session was started').toBe(false);
+  });
+});
