@@ -681,6 +681,7 @@ interface Agent {
   usage: { input: number; output: number }; // tokens this agent has used, across its rounds
   log?: SessionLog; // s04: where its messages are appended
 }
+// s05: system: SYSTEM → s06: systemPrompt, the function that builds it
 const MAIN: Agent = { system: systemPrompt, tools: TOOLS, maxRounds: MAX_ROUNDS, indent: '', usage: { input: 0, output: 0 } };
 const systemOf = (agent: Agent) => (typeof agent.system === 'string' ? agent.system : agent.system()); // s06
 
@@ -1374,7 +1375,7 @@ function showPrompt(): void {
   const context = turnContext();
   console.log(paint(CYAN, `── with each prompt you type (stored in the conversation) · ${tokens(context)} ──`));
   console.log(context);
-  console.log(paint(YELLOW, '── cache breakpoint 2: the last block of the last message, moving with the conversation ──'));
+  console.log(paint(YELLOW, '── cache breakpoint 2: the last block of the last message, moving with each request ──'));
 }
 
 // ── The loop ────────────────────────────────────────────────────────────────────────────────────
@@ -1461,7 +1462,8 @@ export async function agentLoop(messages: MessageParam[], agent = MAIN): Promise
     spent += price ?? 0;
     const cache = ` · cache read ${fromCache ?? 0} · written ${toCache ?? 0}`;
     const dollars = price === undefined ? '' : ` · $${spent.toFixed(4)} so far`;
-    console.error(agent.indent + paint(DIM, `[round ${round} · tokens in ${input_tokens}${cache} · out ${output_tokens}${dollars}]`));
+    const line = `[round ${round} · tokens in ${input_tokens}${cache} · out ${output_tokens}${dollars}]`;
+    console.error(agent.indent + paint(DIM, line));
 
     // Keep the reply for the next round, minus what the API would refuse to take back: text that is
     // only whitespace (models send "\n\n" now and then); tool calls from a reply that did not stop to
