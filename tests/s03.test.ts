@@ -1,11 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import { httpError, reply, text, toolUse, type Reply } from '../shared/fake-anthropic.ts';
 import { loopBehaviours } from './behaviours/loop.ts';
-import { toolBehaviours } from './behaviours/tools.ts';
 import { runChapter, toolResults as resultsOf } from './helpers/run-chapter.ts';
 
 loopBehaviours('s03', { offlineCommands: ['run', 'read', 'list', 'search', 'write', 'edit', 'delegate', 'history'] });
-toolBehaviours('s03');
+// The tool behaviours run on s02 and s06; tests/drift.test.ts proves s03's tools are s02's, byte for byte.
 
 const TASK = 'Find every TODO in src/ and report them by file.';
 /** A request comes from the sub-agent when its conversation starts with the task it was given. */

@@ -4,7 +4,6 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { reply, text, toolUse } from '../shared/fake-anthropic.ts';
 import { loopBehaviours } from './behaviours/loop.ts';
-import { toolBehaviours } from './behaviours/tools.ts';
 import { runChapter, runRepl, toolResults, type RunResult } from './helpers/run-chapter.ts';
 
 loopBehaviours('s04', {
@@ -12,7 +11,7 @@ loopBehaviours('s04', {
   ctrlC: 'cancels the turn',
   ctrlCUnderTsx: true, // Ctrl+C changes here: it cancels the turn
 });
-toolBehaviours('s04');
+// The tool behaviours run on s02 and s06; tests/drift.test.ts proves s04's tools are s02's, byte for byte.
 
 /** The folder holding this workspace's sessions, under the run's HOME. */
 function sessionFolder(run: RunResult): string {

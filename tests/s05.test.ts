@@ -3,14 +3,13 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { checkMessages, httpError, reply, startFakeAnthropic, text, toolUse, type Reply } from '../shared/fake-anthropic.ts';
 import { loopBehaviours } from './behaviours/loop.ts';
-import { toolBehaviours } from './behaviours/tools.ts';
 import { REPO, TEST_KEY, TEST_MODEL, runChapter, runRepl, type RunResult } from './helpers/run-chapter.ts';
 
 loopBehaviours('s05', {
   offlineCommands: ['run', 'read', 'list', 'search', 'write', 'edit', 'delegate', 'compact', 'history'],
   ctrlC: 'cancels the turn',
 });
-toolBehaviours('s05');
+// The tool behaviours run on s02 and s06; tests/drift.test.ts proves s05's tools are s02's, byte for byte.
 
 const PLACEHOLDER = /^\[cleared to save context: the result of /;
 /** A request s05 makes to summarise: it offers no tools (so the model cannot call one). */
