@@ -9,13 +9,14 @@
  *   const fake = await startFakeAnthropic({ replies: [reply(toolUse('bash', { command: 'ls' })), reply(text('done'))] });
  *   const client = new Anthropic({ apiKey: 'test', baseURL: fake.url });
  *   ...
- *   fake.requests   // every request: headers, body, token estimate, and why it was refused (if it was)
+ *   fake.requests   // every request: headers, body, token estimate, the usage it was served with
+ *                   // (prompt caching included), and why it was refused (if it was)
  *   await fake.close();
  *
  * Plumbing only: no chapter's mechanism lives here. The offline demo model (offline-model.ts) is this
  * server with a rule-based `respond` function.
  */
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
@@ -62,7 +63,10 @@ export interface RespondContext {
   index: number;
   /** Every request so far, this one last. */
   requests: RecordedRequest[];
-  /** The request's token estimate (what `usage.input_tokens` reports). */
+  /**
+   * The request's token estimate, all of it. `usage.input_tokens` reports only the part after the last
+   * cache breakpoint; this is that plus `cache_read_input_tokens` plus `cache_creation_input_tokens`.
+   */
   inputTokens: number;
 }
 
@@ -74,13 +78,28 @@ export interface ApiErrorInfo {
   message: string;
 }
 
+/** The usage block of a reply, as the real API reports it (the fields this fake models). */
+export interface FakeUsage {
+  /** Input tokens after the last cache breakpoint (or all of them, without caching). */
+  input_tokens: number;
+  /** Input tokens written to the cache by this request. */
+  cache_creation_input_tokens: number;
+  /** Input tokens read from the cache by this request. */
+  cache_read_input_tokens: number;
+  /** The tokens written, by the TTL of the entry they went into. */
+  cache_creation: { ephemeral_5m_input_tokens: number; ephemeral_1h_input_tokens: number };
+  output_tokens: number;
+}
+
 export interface RecordedRequest {
   method: string;
   path: string;
   headers: Record<string, string>;
   body: any;
-  /** Token estimate of the request (system + messages + tools). */
+  /** Token estimate of the whole request (tools + system + messages), cached or not. */
   inputTokens: number;
+  /** The usage the reply reported (set when a message was served, streamed or not). */
+  usage?: FakeUsage;
   /** Set when validation refused the request: what the real API would have said. */
   refused?: ApiErrorInfo;
   /** Set when the scripted reply was an injected HTTP error. */
@@ -104,6 +123,14 @@ export interface FakeOptions {
   port?: number;
   /** Let the process exit while the server is idle (the offline model in a CLI wants this). */
   unref?: boolean;
+  /**
+   * The model's minimum cacheable prompt length: a cache breakpoint whose prefix has fewer tokens is
+   * silently not cached. Default 1,024, the documented minimum for Sonnet 4.x and Opus 4/4.1 (others:
+   * 512 to 4,096, see anthropic-api-notes.md section 6). Tests with small prompts set it lower.
+   */
+  minCacheableTokens?: number;
+  /** The clock the prompt cache's TTLs run on, in milliseconds (default Date.now): tests move it by hand. */
+  now?: () => number;
 }
 
 export interface FakeAnthropic {
@@ -123,10 +150,42 @@ export const httpError = (status: number, message?: string, headers?: Record<str
 
 // ── Token estimate ──────────────────────────────────────────────────────────────────────────────
 
-/** One deterministic estimate, used for usage numbers, count_tokens and the context window. */
+/**
+ * One deterministic estimate, used for usage numbers, count_tokens and the context window. A
+ * `cache_control` marker is not part of the prompt, so it is left out: moving a breakpoint does not
+ * change the count (and a request without one counts exactly as before).
+ */
 export function estimateTokens(body: { system?: unknown; messages?: unknown; tools?: unknown }): number {
-  const chars = JSON.stringify([body.system ?? '', body.messages ?? [], body.tools ?? []]).length;
-  return Math.ceil(chars / 4);
+  return Math.ceil(promptChars(body) / 4);
+}
+
+/** The characters the estimate counts: [system, messages, tools] as JSON, cache markers left out. */
+function promptChars(body: { system?: unknown; messages?: unknown; tools?: unknown }): number {
+  const p = unmarked(body);
+  return JSON.stringify([p.system ?? '', p.messages ?? [], p.tools ?? []]).length;
+}
+
+/** A block without its own `cache_control` (and, for a tool_result, without its content blocks' ones). */
+function withoutMarker(block: unknown): unknown {
+  if (!isObject(block)) return block;
+  let out = block;
+  if ('cache_control' in out) {
+    const { cache_control: _, ...rest } = out;
+    out = rest;
+  }
+  if (out.type === 'tool_result' && Array.isArray(out.content) && out.content.some((c: unknown) => isObject(c) && 'cache_control' in c)) {
+    out = { ...out, content: out.content.map(withoutMarker) };
+  }
+  return out;
+}
+
+/** The prompt's three parts with every cache marker removed (the same objects where there was none). */
+function unmarked(body: { system?: unknown; messages?: unknown; tools?: unknown }) {
+  const list = (v: unknown) => (Array.isArray(v) ? v.map(withoutMarker) : v);
+  const messages = Array.isArray(body.messages)
+    ? body.messages.map((m) => (isObject(m) && Array.isArray(m.content) ? { ...m, content: m.content.map(withoutMarker) } : m))
+    : body.messages;
+  return { system: list(body.system), messages, tools: list(body.tools) };
 }
 
 // ── Validation: section 3 of the API notes ──────────────────────────────────────────────────────
@@ -324,8 +383,8 @@ export function checkMessages(messages: unknown, opts: FakeOptions = {}): void {
   }
 }
 
-/** Throws a Refusal with the real API's status and message, or returns the token estimate. */
-function validate(path: string, headers: Record<string, string>, body: unknown, opts: FakeOptions): number {
+/** Throws a Refusal with the real API's status and message, or returns the token estimate and the prompt's layout. */
+function validate(path: string, headers: Record<string, string>, body: unknown, opts: FakeOptions) {
   checkHeaders(headers, opts);
   if (!isObject(body)) throw bad('body: Input should be a valid dictionary');
   const allowed = path === '/v1/messages' ? MESSAGE_FIELDS : COUNT_FIELDS;
@@ -346,10 +405,242 @@ function validate(path: string, headers: Record<string, string>, body: unknown, 
   checkSystem(body.system);
   checkTools(body.tools);
   checkMessages(body.messages, opts);
+  const prompt = promptOf(body);
+  const breakpoints = checkCacheControl(prompt);
   const tokens = estimateTokens(body);
   const window = opts.contextWindow ?? 200_000;
   if (tokens > window) throw bad(`prompt is too long: ${tokens} tokens > ${window} maximum`);
-  return tokens;
+  return { tokens, prompt, breakpoints };
+}
+
+// ── Prompt caching ──────────────────────────────────────────────────────────────────────────────
+//
+// The rules, from https://platform.claude.com/docs/en/build-with-claude/prompt-caching (summarised in
+// anthropic-api-notes.md section 6):
+//   - `cache_control: { type: 'ephemeral', ttl?: '5m' | '1h' }` marks a breakpoint. It may sit on a tool
+//     definition, a system text block, or a message content block (a tool_result's own content blocks
+//     included); a top-level `cache_control` puts one on the last block ("automatic caching").
+//   - The cached prefix is everything in the order tools → system → messages up to and including the
+//     marked block. Here that is a flat list of blocks: each tool, each system block, each message
+//     content block (a string system prompt or string message content is one block). A prefix is
+//     identified by the model and its blocks, markers left out; tool_choice and thinking are part of
+//     every message block's identity ("changing them invalidates the messages cache").
+//   - At most 4 breakpoints per request. A 1-hour one must not come after a 5-minute one.
+//   - On each request, for each breakpoint, the API looks for a cache entry at that block boundary and
+//     at the earlier ones, up to 20 blocks before it. The longest one found is read; from there to the
+//     breakpoint is written, and becomes an entry.
+//   - An entry lives 5 minutes (or 1 hour with ttl '1h'), and each hit starts its time again.
+//   - A prefix shorter than the model's minimum cacheable length is not cached, and no error is raised.
+//   - usage: `input_tokens` is what comes after the last breakpoint, `cache_creation_input_tokens` what
+//     was written, `cache_read_input_tokens` what was read; the three add up to the whole prompt.
+// The refusals' wording is the API's own, as its 400s are quoted in bug reports:
+//   "A maximum of 4 blocks with cache_control may be provided. Found 5."
+//     (https://github.com/tghamm/Anthropic.SDK/issues/50, with the full error envelope)
+//   "messages.0.content.4.cache_control.ttl: a ttl='1h' cache_control block must not come after a
+//     ttl='5m' cache_control block. Note that blocks are processed in the following order: `tools`,
+//     `system`, `messages`." (https://github.com/cnighswonger/claude-code-cache-fix/issues/44,
+//     https://github.com/kristianvast/hermes-claude-auth/issues/31 for a `system.1…` path)
+// The messages for a bad type or ttl are not quoted anywhere found: they follow the validator's
+// wording for a literal that does not match (as for `tools.0.custom.input_schema.type` above).
+
+type Ttl = '5m' | '1h';
+const TTL_MS: Record<Ttl, number> = { '5m': 5 * 60_000, '1h': 60 * 60_000 };
+const MAX_BREAKPOINTS = 4;
+const LOOKBACK_BLOCKS = 20;
+const TTL_ORDER =
+  "a ttl='1h' cache_control block must not come after a ttl='5m' cache_control block. " +
+  'Note that blocks are processed in the following order: `tools`, `system`, `messages`.';
+
+/** A `cache_control` as found in the request, before it is checked. */
+interface Marker {
+  value: unknown;
+  /** Where it sits, as the API names it in errors: 'system.1', 'messages.3.content.0', '' for top-level. */
+  path: string;
+}
+
+/** One block of the prompt, in the order tools → system → messages. */
+interface PromptBlock {
+  /** Its share of the characters the token estimate counts. */
+  chars: number;
+  /** What identifies it in a cache key: its content without markers, and where it sits. */
+  id: unknown;
+  markers: Marker[];
+}
+
+interface Prompt {
+  /** Characters counted before the first block: brackets, commas, placeholders for absent parts. */
+  front: number;
+  blocks: PromptBlock[];
+  /** A top-level `cache_control`: a breakpoint on the last block. */
+  automatic?: Marker;
+}
+
+interface Breakpoint {
+  /** The number of blocks in its prefix: 1 is the first block. */
+  blocks: number;
+  ttl: Ttl;
+}
+
+/**
+ * The prompt as a flat list of blocks, with the estimate's characters shared among them so that the
+ * blocks and `front` add up to exactly what estimateTokens counts. Call on a validated body.
+ */
+function promptOf(body: any): Prompt {
+  const p = unmarked(body);
+  const blocks: PromptBlock[] = [];
+  const len = (v: unknown) => JSON.stringify(v).length;
+  // In a JSON list each item brings its own characters and the comma (or the closing bracket) after
+  // it; the first one also brings the opening bracket.
+  const share = (item: unknown, i: number) => len(item) + 1 + (i === 0 ? 1 : 0);
+  const markersOf = (block: any, path: string): Marker[] => {
+    const own = isObject(block) && block.cache_control != null ? [{ value: block.cache_control, path }] : [];
+    const inner = isObject(block) && block.type === 'tool_result' && Array.isArray(block.content) ? block.content : [];
+    const nested = inner.flatMap((c: any, k: number) =>
+      isObject(c) && c.cache_control != null ? [{ value: c.cache_control, path: `${path}.content.${k}` }] : [],
+    );
+    return [...own, ...nested];
+  };
+
+  (Array.isArray(p.tools) ? p.tools : []).forEach((tool, i) => {
+    blocks.push({ chars: share(tool, i), id: { tool }, markers: markersOf(body.tools[i], `tools.${i}`) });
+  });
+  if (typeof p.system === 'string') blocks.push({ chars: len(p.system), id: { system: p.system }, markers: [] });
+  if (Array.isArray(p.system)) {
+    p.system.forEach((block, j) => {
+      blocks.push({ chars: share(block, j), id: { system: block }, markers: markersOf(body.system[j], `system.${j}`) });
+    });
+  }
+  // Changing tool_choice or thinking invalidates the cached messages (not the tools or system).
+  const settings = { tool_choice: body.tool_choice ?? null, thinking: body.thinking ?? null };
+  (p.messages as any[]).forEach((m, i) => {
+    const chars = share(m, i); // the whole message, wrapper included
+    if (typeof m.content === 'string') {
+      blocks.push({ chars, id: { settings, message: i, role: m.role, content: m.content }, markers: [] });
+      return;
+    }
+    const own = (m.content as unknown[]).map((b) => len(b) + 1);
+    const wrapper = chars - own.reduce((a, b) => a + b, 0); // {"role":…,"content":[ … ]}, on the first block
+    (m.content as unknown[]).forEach((block, j) => {
+      blocks.push({
+        chars: own[j] + (j === 0 ? wrapper : 0),
+        id: { settings, message: i, role: m.role, block },
+        markers: markersOf(body.messages[i].content[j], `messages.${i}.content.${j}`),
+      });
+    });
+  });
+  const front = promptChars(body) - blocks.reduce((a, b) => a + b.chars, 0);
+  const automatic = body.cache_control != null ? { value: body.cache_control, path: '' } : undefined;
+  return { front, blocks, automatic };
+}
+
+/** Checks every `cache_control` of the request the way the API does; returns the breakpoints. */
+function checkCacheControl(prompt: Prompt): Breakpoint[] {
+  const found: (Breakpoint & { path: string })[] = [];
+  const take = ({ value, path }: Marker, blocks: number) => {
+    const at = path ? `${path}.cache_control` : 'cache_control';
+    if (!isObject(value)) throw bad(`${at}: Input should be a valid dictionary`);
+    if (value.type === undefined) throw bad(`${at}.type: Field required`);
+    if (value.type !== 'ephemeral') throw bad(`${at}.type: Input should be 'ephemeral'`);
+    if (value.ttl !== undefined && value.ttl !== '5m' && value.ttl !== '1h') throw bad(`${at}.ttl: Input should be '5m' or '1h'`);
+    const extra = Object.keys(value).find((k) => k !== 'type' && k !== 'ttl');
+    if (extra) throw bad(`${at}.${extra}: Extra inputs are not permitted`);
+    found.push({ blocks, ttl: value.ttl ?? '5m', path: at });
+  };
+  prompt.blocks.forEach((block, k) => block.markers.forEach((marker) => take(marker, k + 1)));
+  // Automatic caching takes a slot of its own, unless the last block is marked already (unconfirmed).
+  const last = prompt.blocks.at(-1);
+  if (prompt.automatic && last) take(prompt.automatic, prompt.blocks.length);
+  const slots = found.length - (prompt.automatic && last && last.markers.length > 0 ? 1 : 0);
+  if (slots > MAX_BREAKPOINTS) {
+    throw bad(`A maximum of ${MAX_BREAKPOINTS} blocks with cache_control may be provided. Found ${slots}.`);
+  }
+  let fiveMinutes = false;
+  for (const b of found) {
+    if (b.ttl === '1h' && fiveMinutes) throw bad(`${b.path}.ttl: ${TTL_ORDER}`);
+    if (b.ttl === '5m') fiveMinutes = true;
+  }
+  return found.map(({ blocks, ttl }) => ({ blocks, ttl }));
+}
+
+interface CacheEntry {
+  expiresAt: number;
+  ttlMs: number;
+}
+
+/** A JSON text with every object's keys sorted: the same content always gives the same key. */
+function canonical(v: unknown): string {
+  if (Array.isArray(v)) return `[${v.map(canonical).join(',')}]`;
+  if (isObject(v)) {
+    const keys = Object.keys(v).filter((k) => v[k] !== undefined).sort();
+    return `{${keys.map((k) => `${JSON.stringify(k)}:${canonical(v[k])}`).join(',')}}`;
+  }
+  return JSON.stringify(v) ?? 'null';
+}
+
+/**
+ * What the cache does with one request: reads the longest live prefix it finds, writes from there to
+ * the last cacheable breakpoint, stores (or refreshes) an entry per cacheable breakpoint. Returns the
+ * usage numbers; `input_tokens` is the rest of the estimate.
+ */
+function applyCache(
+  cache: Map<string, CacheEntry>,
+  model: string,
+  prompt: Prompt,
+  marks: Breakpoint[],
+  now: number,
+  minTokens: number,
+) {
+  const none = { read: 0, written: { '5m': 0, '1h': 0 } as Record<Ttl, number> };
+  if (marks.length === 0) return none;
+  for (const [key, entry] of cache) if (entry.expiresAt <= now) cache.delete(key);
+
+  // tokens[k]: the estimate of the prefix made of the first k blocks; keys[k]: its cache key.
+  const tokens = [0];
+  const keys = [createHash('sha256').update(`model ${model}`).digest('hex')];
+  let chars = prompt.front;
+  for (const block of prompt.blocks) {
+    chars += block.chars;
+    tokens.push(Math.ceil(chars / 4));
+    keys.push(createHash('sha256').update(keys.at(-1)! + canonical(block.id)).digest('hex'));
+  }
+
+  // One breakpoint per position (a block and a tool_result's inner block share one); 1h wins.
+  const byPosition = new Map<number, Ttl>();
+  for (const m of marks) if (byPosition.get(m.blocks) !== '1h') byPosition.set(m.blocks, m.ttl);
+  const cacheable = [...byPosition]
+    .map(([blocks, ttl]) => ({ blocks, ttl }))
+    .filter((b) => tokens[b.blocks] >= minTokens)
+    .sort((a, b) => a.blocks - b.blocks);
+
+  // Reads: for each breakpoint, the longest live entry at it or at most LOOKBACK_BLOCKS boundaries before.
+  let readUpTo = 0;
+  const hits: CacheEntry[] = [];
+  for (const b of cacheable) {
+    for (let k = b.blocks; k >= Math.max(1, b.blocks - LOOKBACK_BLOCKS); k--) {
+      const entry = cache.get(keys[k]);
+      if (entry && entry.expiresAt > now) {
+        hits.push(entry);
+        readUpTo = Math.max(readUpTo, k);
+        break;
+      }
+    }
+  }
+  // Writes: each breakpoint past what was read, the span since the previous one, at its own TTL.
+  const written: Record<Ttl, number> = { '5m': 0, '1h': 0 };
+  let from = readUpTo;
+  for (const b of cacheable) {
+    if (b.blocks <= from) continue;
+    written[b.ttl] += tokens[b.blocks] - tokens[from];
+    from = b.blocks;
+  }
+  // A hit starts the entry's time again; every cacheable breakpoint leaves a live entry behind.
+  for (const entry of hits) entry.expiresAt = now + entry.ttlMs;
+  for (const b of cacheable) {
+    const entry = cache.get(keys[b.blocks]);
+    const ttlMs = Math.max(TTL_MS[b.ttl], entry && entry.expiresAt > now ? entry.ttlMs : 0);
+    cache.set(keys[b.blocks], { ttlMs, expiresAt: now + ttlMs });
+  }
+  return { read: tokens[readUpTo], written };
 }
 
 // ── The server ──────────────────────────────────────────────────────────────────────────────────
@@ -368,6 +659,9 @@ export async function startFakeAnthropic(options: FakeOptions = {}): Promise<Fak
   // Real ids are unique everywhere. A session resumed in a new run talks to a new fake (or offline
   // model), so its generated ids carry a per-server tag: toolu_fake_3fa9c1_001_0.
   const tag = randomBytes(3).toString('hex');
+  // The prompt cache: one per server, as one per organisation on the real API. Key → entry.
+  const cache = new Map<string, CacheEntry>();
+  const now = options.now ?? Date.now;
 
   const server = createServer(async (req, res) => {
     const requestId = `req_fake_${String(++requestCount).padStart(4, '0')}`;
@@ -400,10 +694,12 @@ export async function startFakeAnthropic(options: FakeOptions = {}): Promise<Fak
       return sendError(res, requestId, { status: 404, type: 'not_found_error', message: 'Not Found' });
     }
     requests.push(rec);
+    let checked: ReturnType<typeof validate>;
     try {
       if (raw.length > MAX_BODY_BYTES) throw new Refusal(413, 'Request exceeds the maximum allowed number of bytes.');
       if (body === undefined) throw bad('There was an error parsing the body of your request: not valid JSON.');
-      rec.inputTokens = validate(path, headers, body, options);
+      checked = validate(path, headers, body, options);
+      rec.inputTokens = checked.tokens;
     } catch (err) {
       if (!(err instanceof Refusal)) throw err;
       rec.refused = { status: err.status, type: ERROR_TYPES[err.status], message: err.message };
@@ -424,7 +720,16 @@ export async function startFakeAnthropic(options: FakeOptions = {}): Promise<Fak
       rec.injected = { status, type, message };
       return sendError(res, requestId, rec.injected, extra);
     }
-    const message = buildMessage(answer, body.model, rec.inputTokens, ++messageCount, tag);
+    // The cache is read and written when a message is served (streamed or not), never for a refusal.
+    const { read, written } = applyCache(cache, body.model, checked.prompt, checked.breakpoints, now(), options.minCacheableTokens ?? 1024);
+    const usage = {
+      input_tokens: rec.inputTokens - read - written['5m'] - written['1h'],
+      cache_creation_input_tokens: written['5m'] + written['1h'],
+      cache_read_input_tokens: read,
+      cache_creation: { ephemeral_5m_input_tokens: written['5m'], ephemeral_1h_input_tokens: written['1h'] },
+    };
+    const message = buildMessage(answer, body.model, usage, ++messageCount, tag);
+    rec.usage = message.usage;
     if (body.stream) return streamMessage(res, requestId, message, answer);
     sendJson(res, 200, message, requestId);
   });
@@ -473,7 +778,7 @@ function sendError(res: ServerResponse, requestId: string, e: ApiErrorInfo, extr
   sendJson(res, e.status, { type: 'error', error: { type: e.type, message: e.message }, request_id: requestId }, requestId, { ...retry, ...extra });
 }
 
-function buildMessage(answer: MessageReply, model: string, inputTokens: number, n: number, tag: string) {
+function buildMessage(answer: MessageReply, model: string, input: Omit<FakeUsage, 'output_tokens'>, n: number, tag: string) {
   const content = answer.content.map((b, k): Record<string, any> => {
     if (b.type === 'text') return { type: 'text', text: b.text };
     if (b.type === 'other') return b.block;
@@ -489,11 +794,10 @@ function buildMessage(answer: MessageReply, model: string, inputTokens: number, 
     stop_reason,
     stop_sequence: null,
     usage: {
-      input_tokens: answer.usage?.input_tokens ?? inputTokens,
-      cache_creation_input_tokens: 0,
-      cache_read_input_tokens: 0,
+      ...input,
+      input_tokens: answer.usage?.input_tokens ?? input.input_tokens,
       output_tokens: answer.usage?.output_tokens ?? Math.max(1, Math.ceil(JSON.stringify(content).length / 4)),
-    },
+    } satisfies FakeUsage,
   };
 }
 
@@ -557,10 +861,13 @@ async function streamMessage(res: ServerResponse, requestId: string, message: Re
     return res.end();
   }
   if (answer.dropAfterBlocks !== undefined && answer.dropAfterBlocks >= message.content.length) return drop(res);
+  // message_start carried the input side; message_delta the output, and again the cumulative input
+  // counters (MessageDeltaUsage in the SDK: "cumulative", overwritten, never added).
+  const { input_tokens, cache_creation_input_tokens, cache_read_input_tokens, output_tokens } = message.usage;
   await send('message_delta', {
     type: 'message_delta',
     delta: { stop_reason: message.stop_reason, stop_sequence: null },
-    usage: { output_tokens: message.usage.output_tokens },
+    usage: { input_tokens, cache_creation_input_tokens, cache_read_input_tokens, output_tokens },
   });
   await send('message_stop', { type: 'message_stop' });
   res.end();
