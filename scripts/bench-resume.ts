@@ -3,7 +3,7 @@
  *
  * Writes a session log of that size (rounds of a prompt, a tool call, a 20 KB tool result and an
  * answer) into a temporary HOME, then times, each as a fresh process run the way a reader runs it:
- *   --help        nothing at all: the start-up cost, to subtract
+ *   --help        nothing at all: the start-up cost, to subtract (each run: node --import tsx code.ts)
  *   --sessions    listing it (reads only the first and last KB of each file)
  *   -c            resuming it: until it says "resumed with N messages", before any request (a 50 MB
  *                 conversation is more than the API takes in one request anyway: s05 compacts it)
@@ -16,6 +16,7 @@ import { mkdirSync, mkdtempSync, realpathSync, rmSync, statSync, writeFileSync }
 import { createHash, randomUUID } from 'node:crypto';
 import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { REPO } from '../tests/helpers/run-chapter.ts';
 
 const megabytes = Number(process.argv[2] ?? 50);
@@ -52,12 +53,17 @@ writeFileSync(file, `${lines.join('\n')}\n`);
 console.log(`session log: ${(statSync(file).size / 1e6).toFixed(1)} MB, ${n} messages`);
 
 // No key: the offline demo model answers, so nothing leaves the machine.
-const env: NodeJS.ProcessEnv = { ...process.env, HOME: home, ANTHROPIC_API_KEY: '', ANTHROPIC_AUTH_TOKEN: '', NO_COLOR: '1' };
+const env: NodeJS.ProcessEnv = { ...process.env, HOME: home, NO_COLOR: '1' };
+env.ANTHROPIC_API_KEY = '';
+env.ANTHROPIC_AUTH_TOKEN = '';
 delete env.ANTHROPIC_BASE_URL;
 const code = join(REPO, 's04_session/code.ts');
+// Each run is `node --import <tsx's loader> code.ts`, which is what the tsx CLI starts, without the CLI's
+// own process: then the process that holds the session's lock is our own child, reaped when we kill it.
+const loader = pathToFileURL(join(REPO, 'node_modules/tsx/dist/loader.mjs')).href;
 function timed(args: string[]): number {
   const started = performance.now();
-  const run = spawnSync(join(REPO, 'node_modules/.bin/tsx'), [code, ...args], { cwd: workspace, env, encoding: 'utf8' });
+  const run = spawnSync(process.execPath, ['--import', loader, code, ...args], { cwd: workspace, env, encoding: 'utf8' });
   const ms = performance.now() - started;
   if (run.status !== 0) throw new Error(`code.ts ${args.join(' ')} exited ${run.status}:\n${run.stderr}`);
   return ms;
@@ -69,15 +75,19 @@ const runs = (args: string[], times = 3) => median(Array.from({ length: times },
 function timeToResumed(): Promise<number> {
   return new Promise((done, fail) => {
     const started = performance.now();
-    const child = spawn(join(REPO, 'node_modules/.bin/tsx'), [code, '-c', '-p', 'and now?'], { cwd: workspace, env });
+    const child = spawn(process.execPath, ['--import', loader, code, '-c', '-p', 'and now?'], { cwd: workspace, env });
     let stderr = '';
+    let resumed: number | undefined;
     child.stderr.on('data', (chunk) => {
       stderr += chunk;
-      if (!/resumed with \d+ messages/.test(stderr)) return;
-      done(performance.now() - started);
-      child.kill('SIGKILL');
+      if (resumed !== undefined || !/resumed with \d+ messages/.test(stderr)) return;
+      resumed = performance.now() - started;
+      child.kill('SIGKILL'); // the next run takes over the lock it leaves
     });
-    child.on('close', () => fail(new Error(`-c exited before it said it had resumed:\n${stderr}`)));
+    child.on('close', () => {
+      if (resumed === undefined) fail(new Error(`-c exited before it said it had resumed:\n${stderr}`));
+      else done(resumed);
+    });
   });
 }
 
