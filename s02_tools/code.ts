@@ -746,7 +746,10 @@ async function turn(messages: MessageParam[]): Promise<void> {
 async function main(): Promise<void> {
   let options;
   try {
-    const flags = { prompt: { type: 'string', short: 'p' }, help: { type: 'boolean', short: 'h' } } as const;
+    const flags = {
+      prompt: { type: 'string', short: 'p' },
+      help: { type: 'boolean', short: 'h' },
+    } as const;
     options = parseArgs({ options: flags }).values;
   } catch (err) {
     console.error(`${(err as Error).message}\n${USAGE}`); // an unknown flag, or -p without its text

@@ -172,7 +172,9 @@ export const TOOLS: Tool[] = [
       'reading many files.',
     input_schema: {
       type: 'object',
-      properties: { task: string('The complete, self-contained task') },
+      properties: {
+        task: string('The complete, self-contained task'),
+      },
       required: ['task'],
     },
   },
@@ -670,7 +672,12 @@ const SUBAGENT_ROUNDS = 20;
 const MAX_REPORT = 5_000; // characters of the child's answer that reach the parent
 const MAGENTA = 35; // the sub-agent's colour
 
-async function runSubagent(input: { task: string }): Promise<string> {
+// The agent tool's input, as a type.
+interface SubagentInput {
+  task: string;
+}
+
+async function runSubagent(input: SubagentInput): Promise<string> {
   // An empty task would only come back from the API as a 400: refuse it before any request.
   if (!input.task.trim()) {
     throw new Error('the task is empty: say what the sub-agent should do, where, and what to report');
@@ -835,7 +842,10 @@ async function turn(messages: MessageParam[]): Promise<void> {
 async function main(): Promise<void> {
   let options;
   try {
-    const flags = { prompt: { type: 'string', short: 'p' }, help: { type: 'boolean', short: 'h' } } as const;
+    const flags = {
+      prompt: { type: 'string', short: 'p' },
+      help: { type: 'boolean', short: 'h' },
+    } as const;
     options = parseArgs({ options: flags }).values;
   } catch (err) {
     console.error(`${(err as Error).message}\n${USAGE}`); // an unknown flag, or -p without its text

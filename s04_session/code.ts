@@ -177,7 +177,9 @@ export const TOOLS: Tool[] = [
       'reading many files.',
     input_schema: {
       type: 'object',
-      properties: { task: string('The complete, self-contained task') },
+      properties: {
+        task: string('The complete, self-contained task'),
+      },
       required: ['task'],
     },
   },
@@ -684,7 +686,12 @@ const SUBAGENT_ROUNDS = 20;
 const MAX_REPORT = 5_000; // characters of the child's answer that reach the parent
 const MAGENTA = 35; // the sub-agent's colour
 
-async function runSubagent(input: { task: string }): Promise<string> {
+// The agent tool's input, as a type.
+interface SubagentInput {
+  task: string;
+}
+
+async function runSubagent(input: SubagentInput): Promise<string> {
   // An empty task would only come back from the API as a 400: refuse it before any request.
   if (!input.task.trim()) {
     throw new Error('the task is empty: say what the sub-agent should do, where, and what to report');

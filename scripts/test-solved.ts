@@ -8,12 +8,19 @@
  * the committed chapter must skip themselves, and every chapter's `npm run check`, where all the
  * solutions of a chapter, applied together, must pass all its checks.
  *
- * The solutions of one chapter are independent answers to different exercises; they are applied one
- * after the other with some fuzz, and a pair that cannot both apply is reported as a conflict.
+ * The solutions of one chapter are independent answers to different exercises, each a patch against
+ * the chapter as shipped, so they are combined as branches would be: each patch is applied alone to
+ * the shipped code.ts (as tests/exercises.test.ts does), and that result is 3-way merged into the
+ * solutions so far with `git merge-file`, the shipped code.ts as the common base. Where two solutions
+ * insert lines at the same place (a flag each in the same options object), both insertions are kept,
+ * earlier patch first, as `git merge-file --union` would. Where they change the same shipped lines,
+ * no merge is right: that solution is left out and reported as a conflict.
  * Exit code 0 only if everything applied and passed. --keep leaves the copy for a look.
  */
 import { spawnSync, type SpawnSyncOptionsWithStringEncoding } from 'node:child_process';
-import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, realpathSync, rmSync, symlinkSync } from 'node:fs';
+import { applyPatch } from 'diff';
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync } from 'node:fs';
+import { rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { REPO, chapters } from '../tests/helpers/run-chapter.ts';
@@ -44,30 +51,78 @@ for (const args of [['init', '-q'], ['add', '-A'], [...who, 'commit', '-q', '-m'
 symlinkSync(realpathSync(join(REPO, 'node_modules')), join(copy, 'node_modules'), 'dir');
 console.log(`Copied the repo to ${copy}\n`);
 
-// 2. Every solution, on top of the others of its chapter.
+// 2. Every solution, merged with the others of its chapter.
+const MARK = 40; // conflict markers this long never occur in code.ts
+const marker = (c: string) => c.repeat(MARK);
+/**
+ * Merge the change from `base` to `theirs` into `ours` (`git merge-file --diff3`). A conflict whose
+ * base part is empty is two insertions at the same place: both are kept, ours first. Any other
+ * conflict changes the same lines two ways; it is returned, with the shipped lines in question.
+ */
+function merge(ours: string, base: string, theirs: string): { text: string; together: number; conflicts: string[] } {
+  const dir = mkdtempSync(join(tmpdir(), 'lah-merge-'));
+  try {
+    const files = { ours, base, theirs };
+    for (const [name, text] of Object.entries(files)) writeFileSync(join(dir, name), text);
+    const args = ['merge-file', '-p', '--diff3', `--marker-size=${MARK}`, 'ours', 'base', 'theirs'];
+    const r = spawnSync('git', args, { cwd: dir, encoding: 'utf8' });
+    if (r.status === null || r.status > 127) throw new Error(`git merge-file failed:\n${r.stderr}`);
+    const out: string[] = [];
+    const conflicts: string[] = [];
+    let together = 0;
+    let part: 'ours' | 'base' | 'theirs' | undefined;
+    let hunk = { ours: [] as string[], base: [] as string[], theirs: [] as string[] };
+    for (const line of r.stdout.split('\n')) {
+      if (line.startsWith(`${marker('<')} `)) [part, hunk] = ['ours', { ours: [], base: [], theirs: [] }];
+      else if (part && line.startsWith(`${marker('|')} `)) part = 'base';
+      else if (part && line === marker('=')) part = 'theirs';
+      else if (part && line.startsWith(`${marker('>')} `)) {
+        part = undefined;
+        if (hunk.base.length === 0) together++;
+        else conflicts.push(hunk.base.map((l) => `| ${l}`).join('\n      '));
+        out.push(...hunk.ours, ...(hunk.base.length === 0 ? hunk.theirs : []));
+      } else if (part) hunk[part].push(line);
+      else out.push(line);
+    }
+    return { text: out.join('\n'), together, conflicts };
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
 const conflicts: string[] = [];
 const notApplied = new Map<string, string[]>(); // chapter → its patches that did not apply
 for (const chapter of chapters()) {
   const dir = join(copy, chapter, 'exercises');
   const patches = existsSync(dir) ? readdirSync(dir).filter((f) => f.endsWith('.patch')).sort() : [];
+  const codePath = join(copy, chapter, 'code.ts');
+  const base = readFileSync(codePath, 'utf8');
+  let solved = base;
   const applied: string[] = [];
   for (const patch of patches) {
-    // Default fuzz (2 lines of context may differ): each patch was made against the chapter alone.
-    // A dry run first, so a patch that half applies leaves code.ts as it was. -N: never in reverse.
-    const patchArgs = ['-N', '--no-backup-if-mismatch', '-r', '-', 'code.ts', join('exercises', patch)];
-    const dry = run('patch', ['--dry-run', ...patchArgs], { cwd: join(copy, chapter) });
-    if (dry.status === 0 && run('patch', ['-s', ...patchArgs], { cwd: join(copy, chapter) }).status === 0) {
-      applied.push(patch);
-      const moved = /fuzz|offset/i.test(dry.stdout) ? ' (with offset or fuzz)' : '';
-      console.log(`  applied   ${chapter}/exercises/${patch}${moved}`);
-    } else {
-      const onto = applied.length ? `on top of ${applied.join(', ')}` : 'to the chapter as shipped';
-      const why = dry.stdout.trim().replace(/\n/g, '\n      ');
-      conflicts.push(`${chapter}/exercises/${patch} does not apply ${onto}:\n      ${why}`);
+    const fail = (why: string) => {
+      conflicts.push(`${chapter}/exercises/${patch} ${why}`);
       notApplied.set(chapter, [...(notApplied.get(chapter) ?? []), patch]);
       console.log(`  CONFLICT  ${chapter}/exercises/${patch}`);
+    };
+    // The solution alone, exactly as it was made (no fuzz): what the reader who did only it would have.
+    const alone = applyPatch(base, readFileSync(join(dir, patch), 'utf8'));
+    if (alone === false) {
+      fail('does not apply to the chapter as shipped: regenerate it');
+      continue;
     }
+    const merged = merge(solved, base, alone);
+    if (merged.conflicts.length > 0) {
+      const onto = applied.length ? `with ${applied.join(', ')}` : 'with the chapter as shipped';
+      fail(`cannot be merged ${onto}: both change these lines:\n      ${merged.conflicts.join('\n      ')}`);
+      continue;
+    }
+    solved = merged.text;
+    applied.push(patch);
+    const beside = merged.together ? ` (${merged.together} insertion(s) beside an earlier solution's, both kept)` : '';
+    console.log(`  applied   ${chapter}/exercises/${patch}${beside}`);
   }
+  writeFileSync(codePath, solved);
 }
 
 // 3. The suite as a reader would run it, then each chapter's exercise checks.

@@ -5,9 +5,14 @@
  * every later chapter. That is why the tool behaviour suite runs in full only on s02, where the
  * tools are made, and on the last chapter, the agent a reader ends with: in between, the code it
  * would test is the same code, byte for byte.
+ *
+ * A maintainer check on the committed chapters: a reader's exercise solutions in s02 (a new gate
+ * rule, say) rightly leave the later chapters as they were, so where s02's or the later chapter's
+ * code.ts has uncommitted changes it is skipped, with a note; `CI=1` forces it.
  */
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
+import { maintainerSkip } from './helpers/committed.ts';
 import { chapterCode, chapters } from './helpers/run-chapter.ts';
 
 /** The tools section of a chapter: from the bash tool up to the dispatch map. */
@@ -23,7 +28,14 @@ function toolsSection(chapter: string): string {
 const later = chapters().filter((chapter) => chapter >= 's03');
 
 describe('the tools are byte-identical from s02 on', () => {
-  it.each(later)('%s', (chapter) => {
+  const skipped = later.map((chapter) => {
+    return [chapter, maintainerSkip('s02_tools', ['code.ts']) ?? maintainerSkip(chapter, ['code.ts'])] as const;
+  });
+  for (const [chapter, skip] of skipped.filter(([, skip]) => skip)) {
+    console.log(`drift of ${chapter}: ${skip}`);
+    it.skip(`${chapter} — ${skip}`);
+  }
+  it.each(skipped.filter(([, skip]) => !skip).map(([chapter]) => chapter))('%s', (chapter) => {
     const s02 = toolsSection('s02_tools').split('\n');
     const here = toolsSection(chapter).split('\n');
     const first = s02.findIndex((line, i) => line !== here[i]);
