@@ -10,6 +10,7 @@ import { runChapter } from './helpers/run-chapter.ts';
 loopBehaviours('s06', {
   offlineCommands: ['run', 'read', 'list', 'search', 'write', 'edit', 'delegate', 'compact', 'history'],
   ctrlC: 'cancels the turn',
+  plumbing: true, // the last chapter: everything, once more
 });
 toolBehaviours('s06');
 

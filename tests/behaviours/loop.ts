@@ -20,12 +20,21 @@ export interface LoopOptions {
    * A tsx run costs about four bundle runs, and one run per chapter goes through tsx anyway (offline).
    */
   ctrlCUnderTsx?: boolean;
+  /**
+   * Also run the plumbing tests: API errors and retries, an unreachable URL, SIGTERM, a closed stdout,
+   * the command-line flags. Their code comes from s01 and hardly changes: they run where it is made
+   * (s01) and in the last chapter (s06), which has every later change to main() and the signals. Each
+   * is a process of its own, so leaving them out of the chapters between keeps the suite fast.
+   */
+  plumbing?: boolean;
 }
 
 /** What you typed, from a user message: its content, or its first block (s06 adds a context block after it). */
 const promptOf = (message: any) => (typeof message.content === 'string' ? message.content : message.content[0]?.text);
 
-export function loopBehaviours(chapter: string, { offlineCommands, ctrlC = 'exits', ctrlCUnderTsx = false }: LoopOptions) {
+export function loopBehaviours(chapter: string, options: LoopOptions) {
+  const { offlineCommands, ctrlC = 'exits', ctrlCUnderTsx = false, plumbing = false } = options;
+  const plumbingIt = plumbing ? it : it.skip;
   const runners: [string, boolean][] = [['plain node', false]];
   if (ctrlCUnderTsx) runners.unshift(['npx tsx (what readers run)', true]);
   describe.concurrent(`${chapter}: one tool round`, () => {
@@ -212,7 +221,7 @@ export function loopBehaviours(chapter: string, { offlineCommands, ctrlC = 'exit
       expect(run.code).toBe(0);
     });
 
-    it('prints one readable line and exits 1 on a 401', async () => {
+    plumbingIt('prints one readable line and exits 1 on a 401', async () => {
       const run = await runChapter(chapter, { args: ['-p', 'x'], replies: [httpError(401, 'invalid x-api-key')] });
       expect(run.code, 'an API failure in -p mode exits 1').toBe(1);
       expect(run.stderr, 'the API’s own message').toContain('invalid x-api-key');
@@ -220,7 +229,7 @@ export function loopBehaviours(chapter: string, { offlineCommands, ctrlC = 'exit
       expect(run.stderr, 'no stack trace for an expected failure').not.toMatch(/\n\s+at /);
     });
 
-    it('lets the SDK retry a 529 and completes', async () => {
+    plumbingIt('lets the SDK retry a 529 and completes', async () => {
       const run = await runChapter(chapter, {
         args: ['-p', 'x'],
         replies: [httpError(529, 'Overloaded', { 'retry-after-ms': '10' }), reply(text('recovered after retry'))],
@@ -231,7 +240,7 @@ export function loopBehaviours(chapter: string, { offlineCommands, ctrlC = 'exit
       expect(run.stderr, 'the reader sees that it waits, and for how long').toMatch(/529.*wait 0\.01 s/);
     });
 
-    it('does not sit silent when a 429 asks to wait a day: a clear error at once', async () => {
+    plumbingIt('does not sit silent when a 429 asks to wait a day: a clear error at once', async () => {
       const run = await runChapter(chapter, {
         args: ['-p', 'x'],
         replies: [httpError(429, 'Number of requests has exceeded your rate limit', { 'retry-after': '86400' })],
@@ -242,13 +251,13 @@ export function loopBehaviours(chapter: string, { offlineCommands, ctrlC = 'exit
       expect(run.stderr, 'the API’s message and the wait it asked for').toMatch(/429: Number of requests[^\n]*86400 s/);
     });
 
-    it('names the URL it could not reach, and what to check', async () => {
+    plumbingIt('names the URL it could not reach, and what to check', async () => {
       const run = await runChapter(chapter, { args: ['-p', 'x'], env: { ANTHROPIC_BASE_URL: 'http://127.0.0.1:9' } });
       expect(run.code).toBe(1);
       expect(run.stderr).toMatch(/could not reach http:\/\/127\.0\.0\.1:9.*ANTHROPIC_BASE_URL/);
     });
 
-    it('kills the running command when it is stopped by SIGTERM: nothing is left behind', async () => {
+    plumbingIt('kills the running command when it is stopped by SIGTERM: nothing is left behind', async () => {
       // The command signals its own agent ($PPID is the chapter's process), then keeps running.
       const command = '(sleep 1; touch late.txt) & kill -TERM $PPID; sleep 30';
       const run = await runChapter(chapter, { args: ['-p', 'x'], replies: [reply(toolUse('bash', { command }))] });
@@ -285,7 +294,7 @@ export function loopBehaviours(chapter: string, { offlineCommands, ctrlC = 'exit
       expect(existsSync(join(run.workspace, 'late.txt')), 'the command’s background job must be gone too').toBe(false);
     });
 
-    it('ends quietly when stdout is closed (`-p … | head -1`), and runs nothing more', async () => {
+    plumbingIt('ends quietly when stdout is closed (`-p … | head -1`), and runs nothing more', async () => {
       const run = await runChapter(chapter, {
         args: ['-p', 'x'],
         closeStdoutAfter: 1,
@@ -300,7 +309,7 @@ export function loopBehaviours(chapter: string, { offlineCommands, ctrlC = 'exit
       expect(existsSync(join(run.workspace, 'after-close')), 'no tool call runs once nobody reads the output').toBe(false);
     });
 
-    it('prints usage for --help, and refuses an unknown flag or a missing prompt with exit 2', async () => {
+    plumbingIt('prints usage for --help, and refuses an unknown flag or a missing prompt with exit 2', async () => {
       const [help, unknown, missing] = await Promise.all([
         runChapter(chapter, { args: ['--help'] }),
         runChapter(chapter, { args: ['--frobnicate'] }),
