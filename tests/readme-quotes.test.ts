@@ -1,5 +1,5 @@
 /**
- * Every ```ts block in a chapter's README must be a quote of that chapter's code.ts, so the docs
+ * Every ```ts block in a chapter's README (and README.zh.md) must be a quote of that chapter's code.ts, so the docs
  * cannot drift from the code. Indentation and blank lines are ignored; a line that is only
  * `// ...` marks an elision: the pieces around it must appear in code.ts in that order.
  *
@@ -37,14 +37,19 @@ function find(code: string[], piece: string[], from: number): number {
 
 it('finds chapter READMEs to check', () => expect(chapters.length).toBeGreaterThan(0));
 
-describe.each(chapters)('%s README quotes its code.ts', (chapter) => {
-  const skip = maintainerSkip(chapter, ['code.ts', 'README.md']);
+// Each chapter's README, and its Chinese version where there is one (it quotes the same code).
+const readmes = chapters.flatMap((chapter) =>
+  ['README.md', 'README.zh.md'].filter((name) => existsSync(join(REPO, chapter, name))).map((name) => [chapter, name]),
+);
+
+describe.each(readmes)('%s/%s quotes its code.ts', (chapter, name) => {
+  const skip = maintainerSkip(chapter, ['code.ts', name]);
   if (skip) {
-    console.log(`${chapter} README quotes: ${skip}`);
+    console.log(`${chapter}/${name} quotes: ${skip}`);
     it.skip(`every \`\`\`ts block appears in code.ts — ${skip}`);
     return;
   }
-  const readme = readFileSync(join(REPO, chapter, 'README.md'), 'utf8');
+  const readme = readFileSync(join(REPO, chapter, name), 'utf8');
   const code = norm(readFileSync(join(REPO, chapter, 'code.ts'), 'utf8'));
   const blocks = quotes(readme);
 
@@ -55,7 +60,8 @@ describe.each(chapters)('%s README quotes its code.ts', (chapter) => {
       let at = 0;
       for (const piece of pieces) {
         const next = find(code, piece, at);
-        expect(next, `README ts block ${n + 1} quotes lines that are not in ${chapter}/code.ts (in this order):\n${piece.join('\n')}`).not.toBe(-1);
+        const what = `${name} ts block ${n + 1} quotes lines that are not in ${chapter}/code.ts (in this order)`;
+        expect(next, `${what}:\n${piece.join('\n')}`).not.toBe(-1);
         at = next;
       }
     });

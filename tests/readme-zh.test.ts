@@ -1,0 +1,105 @@
+/**
+ * Every README.md has a README.zh.md beside it, and the two stay in step: the same sections in the
+ * same order, and in each section the same code (```ts quotes, ```sh commands), the same offline
+ * examples, the same figures (every number of three digits or more, or with a decimal point), and
+ * the same number of other code blocks and <details> blocks. Prose and diagrams are free to differ.
+ * When a maintainer changes one version and not the other, the failure names the section.
+ *
+ * A maintainer check on the committed files, like the README quote test: skipped (with a note) where
+ * either README has uncommitted changes; `CI=1` forces it.
+ */
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { maintainerSkip } from './helpers/committed.ts';
+import { REPO, chapters } from './helpers/run-chapter.ts';
+
+const folders = ['.', ...chapters()];
+
+interface Section {
+  heading: string; // as written, in its own language
+  level: number;
+  code: string[]; // ```ts and ```sh blocks, whole
+  offline: string[]; // the <!-- offline examples --> block
+  figures: string[]; // sorted
+  otherBlocks: number;
+  details: number;
+}
+
+/** A README cut at its ## and ### headings (ignoring headings inside code blocks). */
+export function sections(markdown: string): Section[] {
+  const out: Section[] = [];
+  let current: Section = { heading: '(top)', level: 1, code: [], offline: [], figures: [], otherBlocks: 0, details: 0 };
+  const lines = markdown.split('\n');
+  for (let i = 0; i < lines.length; i++) {
+    const line = lines[i];
+    const fence = line.match(/^\s*```(\w*)/);
+    if (fence) {
+      const body: string[] = [];
+      for (i++; i < lines.length && !/^\s*```\s*$/.test(lines[i]); i++) body.push(lines[i]);
+      const block = body.join('\n');
+      const offline = /<!-- offline examples -->\s*$/.test(lines.slice(0, i - body.length - 1).join('\n'));
+      if (offline) current.offline.push(block);
+      else if (fence[1] === 'ts' || fence[1] === 'sh') current.code.push(block);
+      else current.otherBlocks++;
+      current.figures.push(...figures(block));
+      continue;
+    }
+    const heading = line.match(/^(#{2,3}) (.+)/);
+    if (heading) {
+      out.push(current);
+      current = { heading: heading[2], level: heading[1].length, code: [], offline: [], figures: [], otherBlocks: 0, details: 0 };
+      continue;
+    }
+    if (/<details>/.test(line)) current.details++;
+    current.figures.push(...figures(line.replace(/\]\([^)]*\)/g, ']'))); // link targets hold issue numbers
+  }
+  out.push(current);
+  for (const s of out) s.figures.sort();
+  return out;
+}
+
+/** The numbers a text states: three digits or more (1,326 or 2026), or with a decimal point (14.3). */
+function figures(text: string): string[] {
+  return text.match(/\d[\d,]*\.\d+|\d{1,3}(?:,\d{3})+|\d{3,}/g) ?? [];
+}
+
+describe.each(folders)('%s: README.zh.md is in step with README.md', (folder) => {
+  const english = join(REPO, folder, 'README.md');
+  const chinese = join(REPO, folder, 'README.zh.md');
+  it('has a Chinese version, and each links to the other', () => {
+    expect(existsSync(chinese), `${folder}/README.zh.md is missing`).toBe(true);
+    expect(readFileSync(english, 'utf8'), 'README.md links to the Chinese version near the top').toMatch(
+      /^# .*\n\nEnglish · \[中文\]\(README\.zh\.md\)\n/,
+    );
+    expect(readFileSync(chinese, 'utf8'), 'README.zh.md links to the English version near the top').toMatch(
+      /^# .*\n\n\[English\]\(README\.md\) · 中文\n/,
+    );
+  });
+
+  const skip = maintainerSkip(folder, ['README.md', 'README.zh.md']);
+  if (skip || !existsSync(chinese)) {
+    it.skip(`the same sections, code, examples and figures — ${skip ?? 'no README.zh.md'}`);
+    return;
+  }
+  const en = sections(readFileSync(english, 'utf8'));
+  const zh = sections(readFileSync(chinese, 'utf8'));
+
+  it('has the same sections in the same order', () => {
+    const shape = (list: Section[]) => list.map((s) => s.level);
+    const outline = en.map((s, i) => `${'#'.repeat(s.level)} ${s.heading}  ↔  ${zh[i] ? `${'#'.repeat(zh[i].level)} ${zh[i].heading}` : '(none)'}`);
+    expect(shape(zh), `the outline of README.zh.md should match README.md's, heading for heading:\n${outline.join('\n')}`).toEqual(shape(en));
+  });
+
+  it.each(en.map((s, i) => [s.heading, i] as const))('section "%s": the same code, examples, figures and blocks', (heading, i) => {
+    const a = en[i];
+    const b = zh[i];
+    if (!b) return expect.fail(`README.zh.md has no section where README.md has "${heading}"`);
+    const where = `in the section "${heading}" (README.zh.md: "${b.heading}")`;
+    expect(b.code, `the \`\`\`ts and \`\`\`sh blocks ${where} must be the same`).toEqual(a.code);
+    expect(b.offline, `the offline examples ${where} must be the same`).toEqual(a.offline);
+    expect(b.figures, `the figures ${where} must be the same`).toEqual(a.figures);
+    expect(b.otherBlocks, `the number of other code blocks ${where}`).toBe(a.otherBlocks);
+    expect(b.details, `the number of <details> blocks ${where}`).toBe(a.details);
+  });
+});
