@@ -29,7 +29,10 @@ interface Section {
 /** A README cut at its ## and ### headings (ignoring headings inside code blocks). */
 export function sections(markdown: string): Section[] {
   const out: Section[] = [];
-  let current: Section = { heading: '(top)', level: 1, code: [], offline: [], figures: [], otherBlocks: 0, details: 0 };
+  const section = (heading: string, level: number): Section => {
+    return { heading, level, code: [], offline: [], figures: [], otherBlocks: 0, details: 0 };
+  };
+  let current = section('(top)', 1);
   const lines = markdown.split('\n');
   for (let i = 0; i < lines.length; i++) {
     const line = lines[i];
@@ -48,7 +51,7 @@ export function sections(markdown: string): Section[] {
     const heading = line.match(/^(#{2,3}) (.+)/);
     if (heading) {
       out.push(current);
-      current = { heading: heading[2], level: heading[1].length, code: [], offline: [], figures: [], otherBlocks: 0, details: 0 };
+      current = section(heading[2], heading[1].length);
       continue;
     }
     if (/<details>/.test(line)) current.details++;
@@ -58,6 +61,8 @@ export function sections(markdown: string): Section[] {
   for (const s of out) s.figures.sort();
   return out;
 }
+
+const count = (list: string[], item: string) => list.filter((x) => x === item).length;
 
 /** The numbers a text states: three digits or more (1,326 or 2026), or with a decimal point (14.3). */
 function figures(text: string): string[] {
@@ -87,18 +92,23 @@ describe.each(folders)('%s: README.zh.md is in step with README.md', (folder) =>
 
   it('has the same sections in the same order', () => {
     const shape = (list: Section[]) => list.map((s) => s.level);
-    const outline = en.map((s, i) => `${'#'.repeat(s.level)} ${s.heading}  ↔  ${zh[i] ? `${'#'.repeat(zh[i].level)} ${zh[i].heading}` : '(none)'}`);
-    expect(shape(zh), `the outline of README.zh.md should match README.md's, heading for heading:\n${outline.join('\n')}`).toEqual(shape(en));
+    const title = (s: Section | undefined) => (s ? `${'#'.repeat(s.level)} ${s.heading}` : '(none)');
+    const outline = en.map((s, i) => `${title(s)}  ↔  ${title(zh[i])}`).join('\n');
+    expect(shape(zh), `the outline of README.zh.md should match README.md's, heading for heading:\n${outline}`).toEqual(shape(en));
   });
 
-  it.each(en.map((s, i) => [s.heading, i] as const))('section "%s": the same code, examples, figures and blocks', (heading, i) => {
+  const each = it.each(en.map((s, i) => [s.heading, i] as const));
+  each('section "%s": the same code, examples, figures and blocks', (heading, i) => {
     const a = en[i];
     const b = zh[i];
     if (!b) return expect.fail(`README.zh.md has no section where README.md has "${heading}"`);
     const where = `in the section "${heading}" (README.zh.md: "${b.heading}")`;
     expect(b.code, `the \`\`\`ts and \`\`\`sh blocks ${where} must be the same`).toEqual(a.code);
     expect(b.offline, `the offline examples ${where} must be the same`).toEqual(a.offline);
-    expect(b.figures, `the figures ${where} must be the same`).toEqual(a.figures);
+    const only = (x: string[], y: string[]) => x.filter((f, k) => x.indexOf(f) === k && count(x, f) > count(y, f));
+    const alone = (x: string[], y: string[]) => only(x, y).join(', ') || 'none';
+    const figuresDiffer = `README.md alone has ${alone(a.figures, b.figures)}; README.zh.md alone has ${alone(b.figures, a.figures)}`;
+    expect(b.figures, `the figures ${where} must be the same: ${figuresDiffer}`).toEqual(a.figures);
     expect(b.otherBlocks, `the number of other code blocks ${where}`).toBe(a.otherBlocks);
     expect(b.details, `the number of <details> blocks ${where}`).toBe(a.details);
   });
