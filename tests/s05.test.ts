@@ -263,6 +263,8 @@ describe('s05: compaction never breaks the tool_use/tool_result pairing (propert
 
   it('compacts every prefix of 15 generated conversations at two window sizes; every result is a valid request', async () => {
     const fake = await startFakeAnthropic({ respond: () => reply(text('SUMMARY.')) });
+    // The chapter reads these when it is imported. Test files may share a worker: put them back after.
+    const saved = { ...process.env };
     Object.assign(process.env, { ANTHROPIC_API_KEY: TEST_KEY, ANTHROPIC_BASE_URL: fake.url, MODEL_ID: TEST_MODEL });
     const s05 = await import(join(REPO, 's05_context_compact/code.ts'));
     let checked = 0;
@@ -286,7 +288,7 @@ describe('s05: compaction never breaks the tool_use/tool_result pairing (propert
         }
       }
     } finally {
-      delete process.env.CONTEXT_WINDOW;
+      process.env = saved;
       await fake.close();
     }
     expect(checked).toBeGreaterThan(100);

@@ -295,7 +295,10 @@ export function loopBehaviours(chapter: string, options: LoopOptions) {
         expect(readFileSync(join(folder, log), 'utf8'), 'the call is on disk').toContain('toolu_long');
         return;
       }
-      expect(run.code, `the agent goes on after Ctrl+C and leaves on "exit"; output:\n${run.stdout}`).toBe(0);
+      // tsx again: when it has given up waiting for that acknowledgement it exits with 130 whenever the
+      // program ends, even after the program went on and left with 0.
+      const codes = viaTsx ? [0, 130] : [0];
+      expect(codes, `the agent goes on after Ctrl+C and leaves on "exit" (code ${run.code}); output:\n${run.stdout}`).toContain(run.code);
       expect(run.requests, 'the first prompt, then the next one: nothing is sent after Ctrl+C').toHaveLength(2);
       // The strict fake accepted the second request: every tool_use has its result.
       const next = run.requests[1].body.messages;
