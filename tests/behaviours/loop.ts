@@ -283,23 +283,23 @@ export function loopBehaviours(chapter: string, options: LoopOptions) {
         viaTsx,
         replies: [reply(text('Starting.'), toolUse('bash', { command }, 'toolu_long')), reply(text('Still here.'))],
       });
-      // Under the tsx CLI there is a second possible ending, which this machine shows under heavy load: tsx
-      // waits about 30 ms for the program to acknowledge a signal, then relays it, and 30 ms later kills it
-      // with SIGKILL, which no program can handle. Then the agent is gone (exit 130); what it must still
-      // guarantee is that nothing was sent after Ctrl+C and the session log holds the turn so far.
-      if (viaTsx && run.code === 130 && !run.stdout.includes('interrupted: the turn stopped here')) {
-        expect(run.requests, 'nothing is sent after Ctrl+C').toHaveLength(1);
+      // Under the tsx CLI the ending depends on timing, which this machine shows under heavy load: tsx waits
+      // about 30 ms for the program to acknowledge a signal, relays it, and 30 ms later kills it with
+      // SIGKILL, which no program can handle; and once it has given up waiting it exits with 130 whenever
+      // the program ends. So the agent may go on (exit 0 or 130), or be killed before or after it printed
+      // the interruption. In every ending: nothing but the next prompt is sent, and the turn is on disk.
+      if (viaTsx && !(run.code === 0 && run.requests.length === 2)) {
+        expect(run.code, `under tsx: 0, or 130 from tsx itself; output:\n${run.stdout}`).toBe(130);
+        expect(run.requests.length, 'at most the next prompt is sent after Ctrl+C').toBeLessThanOrEqual(2);
         const sessions = join(run.home, '.learn-agent-harness', 'sessions');
         const folder = join(sessions, readdirSync(sessions)[0]);
         const log = readdirSync(folder).find((name) => name.endsWith('.jsonl'))!;
         expect(readFileSync(join(folder, log), 'utf8'), 'the call is on disk').toContain('toolu_long');
-        return;
+        if (run.requests.length < 2) return;
+      } else {
+        expect(run.code, `the agent goes on after Ctrl+C and leaves on "exit"; output:\n${run.stdout}`).toBe(0);
+        expect(run.requests, 'the first prompt, then the next one: nothing is sent after Ctrl+C').toHaveLength(2);
       }
-      // tsx again: when it has given up waiting for that acknowledgement it exits with 130 whenever the
-      // program ends, even after the program went on and left with 0.
-      const codes = viaTsx ? [0, 130] : [0];
-      expect(codes, `the agent goes on after Ctrl+C and leaves on "exit" (code ${run.code}); output:\n${run.stdout}`).toContain(run.code);
-      expect(run.requests, 'the first prompt, then the next one: nothing is sent after Ctrl+C').toHaveLength(2);
       // The strict fake accepted the second request: every tool_use has its result.
       const next = run.requests[1].body.messages;
       expect(JSON.stringify(next), 'the model is told the turn was interrupted').toContain('[interrupted by the user]');
