@@ -77,7 +77,7 @@ const announceRetries: Middleware = async (request, next) => {
 // No key? Talk to the offline demo model on 127.0.0.1 instead: same SDK, same requests.
 const offline = API_KEY ? undefined : await startOfflineModel();
 const client = new Anthropic({
-  apiKey: API_KEY ?? offline!.apiKey,
+  apiKey: API_KEY || offline!.apiKey, // ||, not ??: an empty key counts as no key
   baseURL: offline?.url ?? BASE_URL,
   // SDK 1.x authenticates with a Bearer header; some Anthropic-compatible vendors read only x-api-key.
   defaultHeaders: BASE_URL && API_KEY ? { 'x-api-key': API_KEY } : undefined,

@@ -82,7 +82,7 @@ const announceRetries: Middleware = async (request, next) => {
 // No key? Talk to the offline demo model on 127.0.0.1 instead: same SDK, same requests.
 const offline = API_KEY ? undefined : await startOfflineModel();
 const client = new Anthropic({
-  apiKey: API_KEY ?? offline!.apiKey,
+  apiKey: API_KEY || offline!.apiKey, // ||, not ??: an empty key counts as no key
   baseURL: offline?.url ?? BASE_URL,
   // SDK 1.x authenticates with a Bearer header; some Anthropic-compatible vendors read only x-api-key.
   defaultHeaders: BASE_URL && API_KEY ? { 'x-api-key': API_KEY } : undefined,
@@ -779,11 +779,17 @@ export class SessionLog {
 
   /** A log for a sub-agent: a file of its own, linked from this one, so it never loads into our context. */
   subagent(task: string): SessionLog {
+    const file = this.newFile('agent');
+    this.write({ type: 'subagent', at: now(), file: relative(dirname(this.file), file), task });
+    return new SessionLog(`${this.id}/${basename(file, '.jsonl')}`, file);
+  }
+
+  /** The next `<kind>-N.jsonl` in the folder beside this log, which holds this session's other files. */
+  private newFile(kind: string): string {
     const folder = this.file.replace(/\.jsonl$/, '');
     mkdirSync(folder, { recursive: true, mode: 0o700 });
-    const name = `agent-${readdirSync(folder).length + 1}`;
-    this.write({ type: 'subagent', at: now(), file: `${basename(folder)}/${name}.jsonl`, task });
-    return new SessionLog(`${this.id}/${name}`, join(folder, `${name}.jsonl`));
+    const count = readdirSync(folder).filter((name) => name.startsWith(`${kind}-`)).length;
+    return join(folder, `${kind}-${count + 1}.jsonl`);
   }
 
   // One write per line: a crash can tear only the line being written, never an earlier one. flush: the
@@ -1167,7 +1173,8 @@ async function main(): Promise<void> {
   if (offline) console.error(offline.banner(TOOLS));
   const id = MAIN.log.id.slice(0, 8);
   const what = history.length > 0 ? `resumed with ${history.length} messages` : 'new';
-  console.error(paint(DIM, `session ${id} (${what}); to come back to it: npx tsx s04_session/code.ts -r ${id}`));
+  const resume = `npx tsx s04_session/code.ts -r ${id}`;
+  console.error(paint(DIM, `session ${id} (${what}); to come back to it: ${resume}`));
 
   if (options.prompt !== undefined) {
     // One-shot mode: run one prompt to completion; exit 1 if the API call failed, 130 on Ctrl+C.

@@ -77,7 +77,7 @@ const announceRetries: Middleware = async (request, next) => {
 // No key? Talk to the offline demo model on 127.0.0.1 instead: same SDK, same requests.
 const offline = API_KEY ? undefined : await startOfflineModel();
 const client = new Anthropic({
-  apiKey: API_KEY ?? offline!.apiKey,
+  apiKey: API_KEY || offline!.apiKey, // ||, not ??: an empty key counts as no key
   baseURL: offline?.url ?? BASE_URL,
   // SDK 1.x authenticates with a Bearer header; some Anthropic-compatible vendors read only x-api-key.
   defaultHeaders: BASE_URL && API_KEY ? { 'x-api-key': API_KEY } : undefined,
@@ -683,8 +683,13 @@ interface Agent {
   usage: { input: number; output: number }; // tokens this agent has used, across its rounds
   log?: SessionLog; // s04: where its messages are appended
 }
-// s05: system: SYSTEM → s06: systemPrompt, the function that builds it
-const MAIN: Agent = { system: systemPrompt, tools: TOOLS, maxRounds: MAX_ROUNDS, indent: '', usage: { input: 0, output: 0 } };
+const MAIN: Agent = {
+  system: systemPrompt, // s05: SYSTEM → s06: the function that builds it for each request
+  tools: TOOLS,
+  maxRounds: MAX_ROUNDS,
+  indent: '',
+  usage: { input: 0, output: 0 },
+};
 const systemOf = (agent: Agent) => (typeof agent.system === 'string' ? agent.system : agent.system()); // s06
 
 const SUBAGENT_SYSTEM =
@@ -790,19 +795,22 @@ export class SessionLog {
 
   /** A log for a sub-agent: a file of its own, linked from this one, so it never loads into our context. */
   subagent(task: string): SessionLog {
+    const file = this.newFile('agent');
+    this.write({ type: 'subagent', at: now(), file: relative(dirname(this.file), file), task });
+    return new SessionLog(`${this.id}/${basename(file, '.jsonl')}`, file);
+  }
+
+  /** The next `<kind>-N.jsonl` in the folder beside this log, which holds this session's other files. */
+  private newFile(kind: string): string {
     const folder = this.file.replace(/\.jsonl$/, '');
     mkdirSync(folder, { recursive: true, mode: 0o700 });
-    const name = `agent-${readdirSync(folder).filter((f) => f.startsWith('agent-')).length + 1}`; // s05: agents only
-    this.write({ type: 'subagent', at: now(), file: `${basename(folder)}/${name}.jsonl`, task });
-    return new SessionLog(`${this.id}/${name}`, join(folder, `${name}.jsonl`));
+    const count = readdirSync(folder).filter((name) => name.startsWith(`${kind}-`)).length;
+    return join(folder, `${kind}-${count + 1}.jsonl`);
   }
 
   /** NEW in s05: save messages about to be compacted away, whole, in a file of their own. */
   transcript(messages: MessageParam[]): string {
-    const folder = this.file.replace(/\.jsonl$/, '');
-    mkdirSync(folder, { recursive: true, mode: 0o700 });
-    const count = readdirSync(folder).filter((name) => name.startsWith('compacted-')).length;
-    const file = join(folder, `compacted-${count + 1}.jsonl`);
+    const file = this.newFile('compacted');
     writeFileSync(file, messages.map((m) => `${JSON.stringify(m)}\n`).join(''), { mode: 0o600, flush: true });
     return file;
   }
@@ -1024,8 +1032,8 @@ export function microCompact(messages: MessageParam[]): MessageParam[] {
       if (block.type !== 'tool_result' || !replace.has(block)) return block;
       const call = callName(calls.get(block.tool_use_id));
       const size = resultText(block).length;
-      const placeholder = `[cleared to save context: the result of ${call}, ${size} characters. Run it again if needed.]`;
-      return { ...block, content: placeholder };
+      const placeholder = `[cleared to save context: the result of ${call}, ${size} characters.`;
+      return { ...block, content: `${placeholder} Run it again if needed.]` };
     });
     return { ...message, content } as MessageParam;
   });
@@ -1133,11 +1141,12 @@ function extractSummary(old: MessageParam[]): string {
 function tailStart(messages: MessageParam[], window: number, whole = false): number {
   const lastReply = messages.findLastIndex((message) => message.role === 'assistant');
   if (lastReply === -1) return 0; // the model has seen nothing yet
-  const answersIt = messages.slice(lastReply + 1).some((m) => blocksOf(m).some((block) => block.type === 'tool_result'));
+  const isResults = (message: MessageParam) => blocksOf(message).some((block) => block.type === 'tool_result');
+  const answersIt = messages.slice(lastReply + 1).some(isResults);
   let start = answersIt ? lastReply : lastReply + 1;
   while (!whole && start > 0 && estimate(messages.slice(start - 1)) < window * TAIL_SHARE) start--;
   // A tail may open with a reply, or with a message of yours; never with results whose calls it left out.
-  while (start < messages.length && blocksOf(messages[start]).some((block) => block.type === 'tool_result')) start++;
+  while (start < messages.length && isResults(messages[start])) start++;
   return start;
 }
 
@@ -1373,7 +1382,7 @@ function cost(usage: Message['usage']): number | undefined {
 /** `--show-prompt` and `/prompt`: each section with its source and size, and where the breakpoints are. */
 function showPrompt(): void {
   const sections = promptSections();
-  const tokens = (text: string) => `≈${Math.ceil(text.length / 4)} tokens`;
+  const tokens = (text: string) => `≈${estimate(text)} tokens`;
   for (const [i, section] of sections.entries()) {
     console.log(paint(CYAN, `── ${i + 1}. ${section.title} · ${section.source} · ${tokens(section.text)} ──`));
     console.log(section.text);
@@ -1652,7 +1661,8 @@ async function main(): Promise<void> {
   if (offline) console.error(offline.banner(TOOLS));
   const id = MAIN.log.id.slice(0, 8);
   const what = history.length > 0 ? `resumed with ${history.length} messages` : 'new';
-  console.error(paint(DIM, `session ${id} (${what}); to come back to it: npx tsx s06_prompt/code.ts -r ${id}`));
+  const resume = `npx tsx s06_prompt/code.ts -r ${id}`;
+  console.error(paint(DIM, `session ${id} (${what}); to come back to it: ${resume}`));
 
   if (options.prompt !== undefined) {
     // One-shot mode: run one prompt to completion; exit 1 if the API call failed, 130 on Ctrl+C.

@@ -15,7 +15,7 @@
  * A measuring tool, not a test: it prints figures and asserts nothing.
  */
 import { reply, text, toolUse, type RecordedRequest, type Reply, type ReplyBlock } from '../shared/fake-anthropic.ts';
-import { cleanupTemp, runRepl } from '../tests/helpers/run-chapter.ts';
+import { cleanupTemp, promptOf, runRepl } from '../tests/helpers/run-chapter.ts';
 
 const TURNS = 20;
 // Dollars per million tokens for the default model, and the cache multipliers
@@ -45,11 +45,6 @@ function turn(k: number): { prompt: string; calls: ReplyBlock[]; answer: string 
   };
 }
 
-/** What you typed, from a user message: its content, or its first block (s06 adds a context block). */
-function promptOf(message: any): string {
-  if (typeof message.content === 'string') return message.content;
-  return message.content.find((block: any) => block.type === 'text')?.text ?? '';
-}
 
 function scriptedModel() {
   let current = 0;

@@ -1,8 +1,8 @@
 /**
  * npm run bench:resume [-- <MB>] — how long s04 takes to resume a big session (default 50 MB).
  *
- * Writes a session log of that size (rounds of a prompt, a tool call, a 20 KB tool result and an
- * answer) into a temporary HOME, then times, each as a fresh process run the way a reader runs it:
+ * Has the chapter start a session in a temporary HOME, makes its log that size (rounds of a prompt, a
+ * tool call, a 20 KB tool result and an answer), then times, each as a fresh process:
  *   --help        nothing at all: the start-up cost, to subtract (each run: node --import tsx code.ts)
  *   --sessions    listing it (reads only the first and last KB of each file)
  *   -c            resuming it: until it says "resumed with N messages", before any request (a 50 MB
@@ -13,11 +13,11 @@
  */
 import { spawn, spawnSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, realpathSync, rmSync, statSync, writeFileSync } from 'node:fs';
-import { createHash, randomUUID } from 'node:crypto';
 import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { REPO } from '../tests/helpers/run-chapter.ts';
+import { sessionFiles } from '../tests/helpers/sessions.ts';
 
 const megabytes = Number(process.argv[2] ?? 50);
 const dir = mkdtempSync(join(tmpdir(), 'lah-bench-resume-'));
@@ -25,13 +25,27 @@ const home = join(dir, 'home');
 mkdirSync(join(dir, 'workspace'));
 const workspace = realpathSync(join(dir, 'workspace')); // as the chapter sees it
 
-// The same folder s04 computes for this workspace: its name and a hash of its path.
-const key = `${basename(workspace)}-${createHash('sha256').update(workspace).digest('hex').slice(0, 8)}`;
-const folder = join(home, '.learn-agent-harness', 'sessions', key);
-mkdirSync(folder, { recursive: true });
-const id = randomUUID();
-const file = join(folder, `${id}.jsonl`);
 
+// No key: the offline demo model answers, so nothing leaves the machine.
+const env: NodeJS.ProcessEnv = { ...process.env, HOME: home, NO_COLOR: '1' };
+env.ANTHROPIC_API_KEY = '';
+env.ANTHROPIC_AUTH_TOKEN = '';
+delete env.ANTHROPIC_BASE_URL;
+const code = join(REPO, 's04_session/code.ts');
+// Each run is `node --import <tsx's loader> code.ts`, which is what the tsx CLI starts, without the CLI's
+// own process: then the process that holds the session's lock is our own child, reaped when we kill it.
+const loader = pathToFileURL(join(REPO, 'node_modules/tsx/dist/loader.mjs')).href;
+function timed(args: string[]): number {
+  const started = performance.now();
+  const run = spawnSync(process.execPath, ['--import', loader, code, ...args], { cwd: workspace, env, encoding: 'utf8' });
+  const ms = performance.now() - started;
+  if (run.status !== 0) throw new Error(`code.ts ${args.join(' ')} exited ${run.status}:\n${run.stderr}`);
+  return ms;
+}
+// Let the chapter start the session (so the file is where s04 puts it), then make it big.
+timed(['-p', 'run echo hello']);
+const [file] = sessionFiles({ home });
+const id = basename(file, '.jsonl');
 const at = new Date().toISOString();
 const lines = [JSON.stringify({ type: 'session', version: 1, id, workspace, created: at, title: 'a long session' })];
 let n = 0;
@@ -52,22 +66,6 @@ for (let round = 0; size < megabytes * 1e6; round++) {
 writeFileSync(file, `${lines.join('\n')}\n`);
 console.log(`session log: ${(statSync(file).size / 1e6).toFixed(1)} MB, ${n} messages`);
 
-// No key: the offline demo model answers, so nothing leaves the machine.
-const env: NodeJS.ProcessEnv = { ...process.env, HOME: home, NO_COLOR: '1' };
-env.ANTHROPIC_API_KEY = '';
-env.ANTHROPIC_AUTH_TOKEN = '';
-delete env.ANTHROPIC_BASE_URL;
-const code = join(REPO, 's04_session/code.ts');
-// Each run is `node --import <tsx's loader> code.ts`, which is what the tsx CLI starts, without the CLI's
-// own process: then the process that holds the session's lock is our own child, reaped when we kill it.
-const loader = pathToFileURL(join(REPO, 'node_modules/tsx/dist/loader.mjs')).href;
-function timed(args: string[]): number {
-  const started = performance.now();
-  const run = spawnSync(process.execPath, ['--import', loader, code, ...args], { cwd: workspace, env, encoding: 'utf8' });
-  const ms = performance.now() - started;
-  if (run.status !== 0) throw new Error(`code.ts ${args.join(' ')} exited ${run.status}:\n${run.stderr}`);
-  return ms;
-}
 const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
 const runs = (args: string[], times = 3) => median(Array.from({ length: times }, () => timed(args)));
 

@@ -5,6 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { reply, text, toolUse } from '../shared/fake-anthropic.ts';
 import { loopBehaviours } from './behaviours/loop.ts';
 import { runChapter, runRepl, toolResults, type RunResult } from './helpers/run-chapter.ts';
+import { logLines, loggedMessages, sessionFiles, sessionFolder } from './helpers/sessions.ts';
 
 loopBehaviours('s04', {
   offlineCommands: ['run', 'read', 'list', 'search', 'write', 'edit', 'delegate', 'history'],
@@ -13,26 +14,8 @@ loopBehaviours('s04', {
 });
 // The tool behaviours run on s02 and s06; tests/drift.test.ts proves s04's tools are s02's, byte for byte.
 
-/** The folder holding this workspace's sessions, under the run's HOME. */
-function sessionFolder(run: RunResult): string {
-  const root = join(run.home, '.learn-agent-harness', 'sessions');
-  const [folder] = readdirSync(root);
-  return join(root, folder);
-}
-/** The session files (not sub-agent files, not locks), oldest first. */
-function sessionFiles(run: RunResult): string[] {
-  const folder = sessionFolder(run);
-  const files = readdirSync(folder).filter((name) => name.endsWith('.jsonl'));
-  return files.map((name) => join(folder, name)).sort((a, b) => statSync(a).mtimeMs - statSync(b).mtimeMs);
-}
+/** A log's lines as text: a torn one does not parse. */
 const lines = (file: string) => readFileSync(file, 'utf8').trimEnd().split('\n');
-/** The messages a log holds, as the JSON text of each. */
-const loggedMessages = (file: string) =>
-  lines(file)
-    .slice(1)
-    .map((line) => JSON.parse(line))
-    .filter((line) => line.type === 'message')
-    .map((line) => JSON.stringify(line.message));
 const again = (first: RunResult) => ({ folders: { workspace: first.workspace, home: first.home } });
 
 describe.concurrent('s04: the session log', () => {
@@ -45,12 +28,12 @@ describe.concurrent('s04: the session log', () => {
     const [file] = sessionFiles(first);
     const id = file.split('/').at(-1)!.replace('.jsonl', '');
     expect(first.stderr, 'the run says which session it writes, and how to come back').toContain(`-r ${id.slice(0, 8)}`);
-    const header = JSON.parse(lines(file)[0]);
+    const header = logLines(file)[0];
     expect(header, 'the first line identifies the session').toMatchObject({ type: 'session', version: 1, id, title: 'say hello' });
     expect(header.workspace, 'and the workspace it belongs to').toBe(realpathSync(first.workspace));
     const logged = loggedMessages(file);
     expect(logged, 'prompt, tool call, results, answer').toHaveLength(4);
-    expect(JSON.stringify(first.requests[1].body.messages), 'the log holds exactly what was sent').toBe(`[${logged.slice(0, 3)}]`);
+    expect(JSON.stringify(first.requests[1].body.messages), 'the log holds exactly what was sent').toBe(JSON.stringify(logged.slice(0, 3)));
     expect(statSync(file).mode & 0o777, 'a session holds secrets: the file is yours only').toBe(0o600);
     expect(statSync(sessionFolder(first)).mode & 0o777, 'and so is its folder').toBe(0o700);
     expect(readdirSync(sessionFolder(first)), 'no lock is left behind after a clean exit').not.toContainEqual(expect.stringMatching(/\.lock$/));
@@ -58,7 +41,7 @@ describe.concurrent('s04: the session log', () => {
     const second = await runChapter('s04', { ...again(first), args: ['-c', '-p', 'and again'], replies: [reply(text('Again.'))] });
     expect(second.code, second.stderr).toBe(0);
     const sent = second.requests[0].body.messages;
-    expect(JSON.stringify(sent.slice(0, 4)), 'the first request of the resumed run holds the log, byte-equal').toBe(`[${logged}]`);
+    expect(JSON.stringify(sent.slice(0, 4)), 'the first request of the resumed run holds the log, byte-equal').toBe(JSON.stringify(logged));
     expect(sent.at(-1)).toEqual({ role: 'user', content: 'and again' });
     expect(sessionFiles(second), '-c appends to the same file').toEqual([file]);
     expect(loggedMessages(file)).toHaveLength(6);
@@ -214,7 +197,7 @@ describe.concurrent('s04: Ctrl+C in a one-shot run', () => {
     expect(first.code, first.stderr).toBe(130);
     expect(existsSync(join(first.workspace, 'x')), 'nothing more runs after Ctrl+C').toBe(false);
     const [file] = sessionFiles(first);
-    const logged = loggedMessages(file).map((m) => JSON.parse(m));
+    const logged = loggedMessages(file);
     expect(logged.map((m) => m.role)).toEqual(['user', 'assistant', 'user', 'user']);
     expect(logged[2].content.map((r: any) => r.is_error), 'the killed command, and the call that never ran').toEqual([undefined, true]);
     expect(logged[3].content).toBe('[interrupted by the user]');
@@ -257,7 +240,7 @@ describe.concurrent('s04: sub-agents and sessions', () => {
     const first = await runChapter('s04', { args: ['-p', 'how many files?'], respond });
     expect(first.code, first.stderr).toBe(0);
     const [file] = sessionFiles(first);
-    const link = lines(file).map((l) => JSON.parse(l)).find((l) => l.type === 'subagent');
+    const link = logLines(file).find((l) => l.type === 'subagent');
     expect(link, 'the session links the sub-agent’s file').toMatchObject({ task: TASK });
     const childFile = join(sessionFolder(first), link.file);
     expect(readFileSync(childFile, 'utf8'), 'the child’s own conversation is kept').toContain('CHILD-SECRET');

@@ -1,9 +1,10 @@
-import { readdirSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { checkMessages, httpError, reply, startFakeAnthropic, text, toolUse, type Reply } from '../shared/fake-anthropic.ts';
 import { loopBehaviours } from './behaviours/loop.ts';
 import { REPO, TEST_KEY, TEST_MODEL, runChapter, runRepl, type RunResult } from './helpers/run-chapter.ts';
+import { logLines, sessionFiles } from './helpers/sessions.ts';
 
 loopBehaviours('s05', {
   offlineCommands: ['run', 'read', 'list', 'search', 'write', 'edit', 'delegate', 'compact', 'history'],
@@ -16,16 +17,8 @@ const PLACEHOLDER = /^\[cleared to save context: the result of /;
 const isSummary = (body: any) => body.tools === undefined;
 const resultsIn = (body: any) =>
   (body.messages as any[]).flatMap((m) => (typeof m.content === 'string' ? [] : m.content)).filter((b) => b.type === 'tool_result');
-const sessionFile = (run: RunResult) => {
-  const root = join(run.home, '.learn-agent-harness', 'sessions');
-  const folder = join(root, readdirSync(root)[0]);
-  return join(folder, readdirSync(folder).find((name) => name.endsWith('.jsonl'))!);
-};
-const logLines = (run: RunResult) =>
-  readFileSync(sessionFile(run), 'utf8')
-    .trimEnd()
-    .split('\n')
-    .map((line) => JSON.parse(line));
+/** The lines of the run's (one) session log, parsed. */
+const logOf = (run: RunResult) => logLines(sessionFiles(run)[0]);
 const BIG = 'seq 1 20000'; // 108,894 characters, which bash cuts to its 20,000: about 5,000 tokens
 
 describe.concurrent('s05 tier 1: old tool results go out as placeholders', () => {
@@ -60,7 +53,7 @@ describe.concurrent('s05 tier 1: old tool results go out as placeholders', () =>
       });
     });
     expect(placeholders.size).toBe(2);
-    const logged = JSON.stringify(logLines(run));
+    const logged = JSON.stringify(logOf(run));
     expect(logged, 'the log keeps every result whole').not.toMatch(/cleared to save context/);
     expect(logged).toContain('1\\n2\\n3\\n4');
   });
@@ -84,7 +77,7 @@ describe.concurrent('s05 tier 2: a summary in place of the older conversation', 
     expect(run.stderr).toMatch(/\[compacting \(auto\): \d+ messages saved to (\S+)\]/);
     const [, count, transcript] = run.stderr.match(/\[compacting \(auto\): (\d+) messages saved to (\S+)\]/)!;
     expect(run.stderr, 'the context before and after').toMatch(/\[compacted: context \d+ → \d+ tokens/);
-    const log = logLines(run);
+    const log = logOf(run);
     const compaction = log.find((l) => l.type === 'compaction');
     expect(compaction, 'the log records the compaction').toMatchObject({ replaced: Number(count), transcript });
     const replaced = log.filter((l) => l.type === 'message').slice(0, Number(count)).map((l) => l.message);
@@ -105,7 +98,7 @@ describe.concurrent('s05 tier 2: a summary in place of the older conversation', 
   it('-c resumes the compacted conversation; resuming twice sends the same and logs nothing more', async () => {
     const first = await runChapter('s05', { args: ['-p', 'count it all'], env: { CONTEXT_WINDOW: '40000' }, respond: bigRounds(3) });
     expect(first.code, first.stderr).toBe(0);
-    const compactions = logLines(first).filter((l) => l.type === 'compaction');
+    const compactions = logOf(first).filter((l) => l.type === 'compaction');
     expect(compactions.length).toBeGreaterThan(0);
     const { summary } = compactions.at(-1);
     const sent = [];
@@ -121,7 +114,7 @@ describe.concurrent('s05 tier 2: a summary in place of the older conversation', 
       sent.push(run.requests[0].body.messages);
     }
     expect(JSON.stringify(sent[1].slice(0, sent[0].length - 1)), 'the same prefix both times').toBe(JSON.stringify(sent[0].slice(0, -1)));
-    expect(logLines(first).filter((l) => l.type === 'compaction'), 'resuming added no compaction').toHaveLength(compactions.length);
+    expect(logOf(first).filter((l) => l.type === 'compaction'), 'resuming added no compaction').toHaveLength(compactions.length);
   });
 
   it('falls back to a summary made from the history when the summary request fails, and says so', async () => {

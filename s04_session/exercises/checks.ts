@@ -1,27 +1,17 @@
 /**
  * Checks for the s04 exercises. Run them with: npm run check s04
  */
-import { existsSync, readdirSync, readFileSync, utimesSync } from 'node:fs';
-import { join } from 'node:path';
+import { existsSync, readFileSync, utimesSync } from 'node:fs';
+import { basename } from 'node:path';
 import { reply, text } from '../../shared/fake-anthropic.ts';
 import { need, type ExerciseCheck } from '../../tests/helpers/exercises.ts';
 import { runChapter, runRepl, type RunResult } from '../../tests/helpers/run-chapter.ts';
+import { loggedMessages, sessionFiles } from '../../tests/helpers/sessions.ts';
 
 /** This workspace's session files, as { id, file }. */
-function sessions(run: RunResult) {
-  const root = join(run.home, '.learn-agent-harness', 'sessions');
-  const folder = join(root, readdirSync(root)[0]);
-  const names = readdirSync(folder).filter((name) => name.endsWith('.jsonl'));
-  return names.map((name) => ({ id: name.replace('.jsonl', ''), file: join(folder, name) }));
-}
+const sessions = (run: RunResult) => sessionFiles(run).map((file) => ({ id: basename(file, '.jsonl'), file }));
 /** The `content` of every message a session file holds. */
-const contents = (file: string) =>
-  readFileSync(file, 'utf8')
-    .trimEnd()
-    .split('\n')
-    .map((line) => JSON.parse(line))
-    .filter((line) => line.type === 'message')
-    .map((line) => line.message.content);
+const contents = (file: string) => loggedMessages(file).map((message) => message.content);
 
 /** A session with one prompt and one answer, made by the chapter itself. */
 async function oneSession(codePath: string, prompt: string, folders?: RunResult) {

@@ -2,11 +2,12 @@
  * What every chapter's agent loop must do, from s01 on. Each chapter's test file calls
  * `loopBehaviours('sNN')`, so a later chapter that breaks the loop fails the same checks s01 passes.
  */
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { httpError, other, reply, text, toolUse, type MessageReply } from '../../shared/fake-anthropic.ts';
-import { REPO, TEST_KEY, runChapter, runRepl, toolResults as lastResults } from '../helpers/run-chapter.ts';
+import { REPO, TEST_KEY, promptOf, runChapter, runRepl, toolResults as lastResults } from '../helpers/run-chapter.ts';
+import { sessionFiles } from '../helpers/sessions.ts';
 import { shared } from '../helpers/shared.ts';
 
 /** What the chapter's offline banner must list: the commands that work with its tools, and no others. */
@@ -28,9 +29,6 @@ export interface LoopOptions {
    */
   plumbing?: boolean;
 }
-
-/** What you typed, from a user message: its content, or its first block (s06 adds a context block after it). */
-const promptOf = (message: any) => (typeof message.content === 'string' ? message.content : message.content[0]?.text);
 
 export function loopBehaviours(chapter: string, options: LoopOptions) {
   const { offlineCommands, ctrlC = 'exits', ctrlCUnderTsx = false, plumbing = false } = options;
@@ -291,10 +289,8 @@ export function loopBehaviours(chapter: string, options: LoopOptions) {
       if (viaTsx && !(run.code === 0 && run.requests.length === 2)) {
         expect(run.code, `under tsx: 0, or 130 from tsx itself; output:\n${run.stdout}`).toBe(130);
         expect(run.requests.length, 'at most the next prompt is sent after Ctrl+C').toBeLessThanOrEqual(2);
-        const sessions = join(run.home, '.learn-agent-harness', 'sessions');
-        const folder = join(sessions, readdirSync(sessions)[0]);
-        const log = readdirSync(folder).find((name) => name.endsWith('.jsonl'))!;
-        expect(readFileSync(join(folder, log), 'utf8'), 'the call is on disk').toContain('toolu_long');
+        const [log] = sessionFiles(run);
+        expect(readFileSync(log, 'utf8'), 'the call is on disk').toContain('toolu_long');
         if (run.requests.length < 2) return;
       } else {
         expect(run.code, `the agent goes on after Ctrl+C and leaves on "exit"; output:\n${run.stdout}`).toBe(0);
@@ -337,6 +333,13 @@ export function loopBehaviours(chapter: string, options: LoopOptions) {
       expect(unknown.stderr).toMatch(/Unknown option '--frobnicate'[\s\S]*Usage:/);
       expect(missing.code).toBe(2);
       expect(missing.stderr, 'the error comes first, not after the offline banner').not.toContain('offline demo');
+    });
+
+    plumbingIt('treats empty keys (ANTHROPIC_API_KEY= and ANTHROPIC_AUTH_TOKEN=) as none: the offline model answers', async () => {
+      const env = { ANTHROPIC_API_KEY: '', ANTHROPIC_AUTH_TOKEN: '' };
+      const run = await runChapter(chapter, { args: ['-p', 'run echo empty-key-ok'], offline: true, env });
+      expect(run.code, run.stderr).toBe(0);
+      expect(run.stdout).toContain('empty-key-ok');
     });
 
     it('without a key, answers through the offline demo model and says so (run as a reader does, through tsx)', async () => {

@@ -359,6 +359,10 @@ function killTree(root: number): void {
   }
 }
 
+/** What you typed, from a user message: its content, or its first block (s06 adds a context block after it). */
+export const promptOf = (message: any): string =>
+  typeof message.content === 'string' ? message.content : (message.content[0]?.text ?? '');
+
 /** The tool_result blocks of the last message of a recorded request body. */
 export const toolResults = (body: any): any[] =>
   (body.messages.at(-1).content as any[]).filter((b) => b.type === 'tool_result');

@@ -1,0 +1,33 @@
+/**
+ * What a run of s04 or later left in its HOME: the session logs, read as a test needs them.
+ *
+ *   sessionFiles(run)            → ['/…/home/.learn-agent-harness/sessions/workspace-1f0c9a2e/3f2a….jsonl']
+ *   logLines(file)               → every line, parsed: the header, then messages (and other entries)
+ *   loggedMessages(file)         → the messages only, as they went to the API
+ */
+import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+
+/** The folder holding the run's workspace's sessions (one workspace a run, so one folder). */
+export function sessionFolder(run: { home: string }): string {
+  const root = join(run.home, '.learn-agent-harness', 'sessions');
+  return join(root, readdirSync(root)[0]);
+}
+
+/** The session files (not sub-agent files or transcripts, not locks), oldest first. */
+export function sessionFiles(run: { home: string }): string[] {
+  const folder = sessionFolder(run);
+  const files = readdirSync(folder).filter((name) => name.endsWith('.jsonl'));
+  return files.map((name) => join(folder, name)).sort((a, b) => statSync(a).mtimeMs - statSync(b).mtimeMs);
+}
+
+export const logLines = (file: string): any[] =>
+  readFileSync(file, 'utf8')
+    .trimEnd()
+    .split('\n')
+    .map((line) => JSON.parse(line));
+
+export const loggedMessages = (file: string): any[] =>
+  logLines(file)
+    .filter((line) => line.type === 'message')
+    .map((line) => line.message);
