@@ -1,0 +1,73 @@
+/**
+ * The command line every chapter shares (s01–s06; shared runtime, not a chapter's mechanism): flags
+ * and usage, exit codes, the REPL's prompt, the check for a terminal, a reader who stops listening.
+ *
+ * Exit codes: 0 done, 1 the API failed, 2 wrong usage (from s04 also: a session that cannot be
+ * opened), 130 interrupted (Ctrl+C).
+ */
+import { realpathSync } from 'node:fs';
+import { pathToFileURL } from 'node:url';
+import { parseArgs } from 'node:util';
+import readlineSync from 'readline-sync';
+import { CYAN, paint } from './terminal.ts';
+
+type Flags = Record<string, { type: 'string' | 'boolean'; short?: string }>;
+const HELP = { help: { type: 'boolean', short: 'h' } } as const;
+type Value<T> = T extends { type: 'string' } ? string : boolean;
+type Values<F extends Flags> = { [K in keyof F]?: Value<F[K]> };
+
+/**
+ * The flags given, plus -h/--help; undefined after -h has printed the usage. Wrong usage (an
+ * unknown flag, -p without its text, an empty value) prints what is wrong and the usage, and exits
+ * 2. From here on, a reader who stops listening (`code.ts … | head -1`) ends the program quietly.
+ */
+export function parseFlags<const F extends Flags>(flags: F, usage: string): Values<F> | undefined {
+  process.stdout.on('error', (err: NodeJS.ErrnoException) => {
+    if (err.code === 'EPIPE') process.exit(0);
+  });
+  let values: Values<F & typeof HELP>;
+  try {
+    values = parseArgs({ options: { ...flags, ...HELP } }).values as Values<F & typeof HELP>;
+  } catch (err) {
+    return usageError((err as Error).message, usage);
+  }
+  for (const [name, value] of Object.entries(values)) {
+    const short = flags[name]?.short;
+    const flag = short ? `-${short}` : `--${name}`;
+    if (typeof value === 'string' && !value.trim()) usageError(`${flag} needs a value.`, usage);
+  }
+  if (!values.help) return values;
+  console.log(usage);
+  return undefined;
+}
+
+/** Wrong usage: say what is wrong, show the usage, exit 2. */
+export function usageError(problem: string, usage: string): never {
+  console.error(`${problem}\n${usage}`);
+  process.exit(2);
+}
+
+/** The REPL reads from a terminal; without one (piped input, CI) only -p works. */
+export function requireTerminal(): void {
+  if (process.stdin.isTTY) return;
+  console.error('The REPL needs a terminal. Without one, use: code.ts -p "<prompt>"');
+  process.exit(2);
+}
+
+/**
+ * The REPL's next prompt, trimmed ('' for an empty line); undefined when the reader leaves: exit,
+ * quit (or q, /exit, /quit), or Ctrl+D on an empty line.
+ */
+export function readPrompt(label: string): string | undefined {
+  const line = readlineSync.question(paint(CYAN, label)).trim();
+  if (readlineSync.getRawInput() === '\0') return undefined; // Ctrl+D: the end of input
+  if (['exit', 'quit', 'q', '/exit', '/quit'].includes(line.toLowerCase())) return undefined;
+  return line;
+}
+
+/** Is the module at `url` (pass import.meta.url) the program that was started? */
+export function isEntryPoint(url: string): boolean {
+  // Node names a module by its real path, and the checkout may be reached through a symlink.
+  const program = process.argv[1] ? realpathSync(process.argv[1]) : '';
+  return url === pathToFileURL(program).href;
+}
