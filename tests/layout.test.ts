@@ -1,0 +1,65 @@
+/**
+ * The chapter folders keep the shape the style guide gives them (the rules themselves are in
+ * helpers/layout.ts):
+ *
+ * - code.ts lists the chapter's files in reading order, new ones marked +, changed ones ~; a file
+ *   left unmarked is a byte-identical copy of the previous chapter's. Copies must not drift: that
+ *   is why the tool behaviour suite runs in full only on s02, where the tools are made, and on the
+ *   last chapter: in between, the code it would test is the same code, byte for byte;
+ * - a chapter imports only its own folder and ../shared/;
+ * - no module-level `let` or `var`; no line over 100 characters; code.ts at most 300 lines (s01's
+ *   160), every other file 400, the shared runtime 450 in all (`npm run lines` shows the sizes).
+ *
+ * A maintainer check on the committed chapters: a reader's exercise solutions in s02 (a new gate
+ * rule, say) rightly leave the later chapters as they were, so where a chapter's .ts files (or,
+ * for the copies, the previous chapter's) have uncommitted changes it is skipped, with a note;
+ * `CI=1` forces it.
+ */
+import { describe, expect, it } from 'vitest';
+import { maintainerSkip } from './helpers/committed.ts';
+import { chapterFolders, checkFileList, checkImports, checkModuleState } from './helpers/layout.ts';
+import { checkRuntime, checkSizes } from './helpers/layout.ts';
+import { REPO } from './helpers/run-chapter.ts';
+
+const chapters = chapterFolders(REPO);
+
+/** Pass if there are no problems; else fail with all of them, one paragraph each. */
+function expectNone(problems: string[]) {
+  if (problems.length > 0) expect.fail(problems.join('\n\n'));
+}
+
+it('finds the chapters', () => expect(chapters.length).toBeGreaterThan(0));
+
+describe.each(chapters.map((chapter, i) => [chapter, chapters[i - 1]] as const))(
+  '%s',
+  (chapter, previous) => {
+    const own = maintainerSkip(chapter, ['*.ts']);
+    const copies = own ?? (previous ? maintainerSkip(previous, ['*.ts']) : undefined);
+    if (copies) console.log(`layout of ${chapter}: ${copies}`);
+    const first = previous === undefined;
+
+    const listed = first
+      ? 'code.ts lists the files of the chapter, all new'
+      : `code.ts lists the files of the chapter; unmarked ones are copies of ${previous}'s`;
+    it.skipIf(copies)(copies ? `${listed} — ${copies}` : listed, () => {
+      expectNone(checkFileList(REPO, chapter, previous));
+    });
+    const title = (what: string) => (own ? `${what} — ${own}` : what);
+    it.skipIf(own)(title('imports only its own folder and ../shared/'), () => {
+      expectNone(checkImports(REPO, chapter));
+    });
+    it.skipIf(own)(title('keeps no module-level let or var'), () => {
+      expectNone(checkModuleState(REPO, chapter));
+    });
+    const sizes = first
+      ? 'no line over 100 characters, code.ts at most 160 lines, other files 400'
+      : 'no line over 100 characters, code.ts at most 300 lines, other files 400';
+    it.skipIf(own)(title(sizes), () => {
+      expectNone(checkSizes(REPO, chapter, { first }));
+    });
+  },
+);
+
+it('the shared runtime (shared/, fake API and offline model aside) is at most 450 lines', () => {
+  expectNone(checkRuntime(REPO));
+});
