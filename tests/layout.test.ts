@@ -8,14 +8,19 @@
  *   last chapter: in between, the code it would test is the same code, byte for byte;
  * - a chapter imports only its own folder and ../shared/;
  * - no module-level `let` or `var`; no line over 100 characters; code.ts at most 300 lines (s01's
- *   160), every other file 400, the shared runtime 450 in all (`npm run lines` shows the sizes).
+ *   160), every other file 400, the shared runtime 450 in all (`npm run lines` shows the sizes);
+ * - a README with the table of those sizes (between <!-- lines:start --> and <!-- lines:end -->)
+ *   shows them as they are.
  *
  * A maintainer check on the committed chapters: a reader's exercise solutions in s02 (a new gate
  * rule, say) rightly leave the later chapters as they were, so where a chapter's .ts files (or,
  * for the copies, the previous chapter's) have uncommitted changes it is skipped, with a note;
  * `CI=1` forces it.
  */
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { linesTable, READMES, tableInReadme } from '../scripts/lines.ts';
 import { maintainerSkip } from './helpers/committed.ts';
 import { chapterFolders, checkFileList, checkImports, checkModuleState } from './helpers/layout.ts';
 import { checkRuntime, checkSizes } from './helpers/layout.ts';
@@ -62,4 +67,22 @@ describe.each(chapters.map((chapter, i) => [chapter, chapters[i - 1]] as const))
 
 it('the shared runtime (shared/, fake API and offline model aside) is at most 450 lines', () => {
   expectNone(checkRuntime(REPO));
+});
+
+describe.each(READMES)('%s', (name) => {
+  const path = join(REPO, name);
+  const shown = existsSync(path) ? tableInReadme(readFileSync(path, 'utf8')) : undefined;
+  const title = 'the table of chapter sizes is up to date';
+  if (shown === undefined) {
+    it.skip(`${title} — ${name} has no <!-- lines:start --> … <!-- lines:end --> markers`);
+    return;
+  }
+  // The sizes change with any chapter or runtime file (a reader's solutions, say).
+  const folders: [string, string[]][] = chapters.map((chapter) => [chapter, ['*.ts']]);
+  folders.push(['shared', ['*.ts']], ['.', [name]]);
+  const skip = folders.map(([folder, files]) => maintainerSkip(folder, files)).find(Boolean);
+  it.skipIf(skip)(skip ? `${title} — ${skip}` : title, () => {
+    const stale = `${name}'s table of chapter sizes is stale: run \`npm run lines -- --write\``;
+    expect(shown, stale).toBe(linesTable(REPO));
+  });
 });
