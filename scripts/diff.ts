@@ -1,10 +1,16 @@
 /**
- * npm run diff s01 s02 — show what one chapter's code.ts adds to the previous one.
- * Chapters keep every line the new mechanism does not need byte-identical, so this is the lesson.
+ * npm run diff s01 s02 — show what one chapter adds to the previous one: the --stat, then the
+ * patch of every .ts file of the two chapter folders (not the READMEs, not exercises/), a new
+ * file in full, a removed one as deleted.
+ * Chapters keep every file the new mechanism does not need byte-identical, so this is the lesson.
  */
 import { spawnSync } from 'node:child_process';
-import { relative } from 'node:path';
-import { REPO, chapterCode, chapters } from '../tests/helpers/run-chapter.ts';
+import { cpSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { basename, dirname, join } from 'node:path';
+import { parseFileList } from '../tests/helpers/layout.ts';
+import { chapterCode, chapters } from '../tests/helpers/run-chapter.ts';
 
 const [a, b] = process.argv.slice(2);
 function usage(problem?: string): never {
@@ -16,10 +22,27 @@ function usage(problem?: string): never {
 if (!a || !b) usage();
 const missing = [a, b].find((c) => !chapters().some((d) => d === c || d.startsWith(`${c}_`)));
 if (missing) usage(`There is no chapter "${missing}".`);
-const files = [chapterCode(a), chapterCode(b)].map((f) => relative(REPO, f));
-// git diff --no-index exits 1 when the files differ; that is the expected case here.
-const r = spawnSync('git', ['diff', '--no-index', '--color=auto', '--stat', '--patch', ...files], {
-  cwd: REPO,
-  stdio: 'inherit',
-});
+const [from, to] = [a, b].map((c) => dirname(chapterCode(c)));
+if (from === to) process.exit(0); // a chapter does not differ from itself
+
+// Copies of just the .ts files, in folders named after the chapters, so that git names the files
+// the way the reader knows them: a/s02_tools/tools.ts → b/s03_subagent/tools.ts.
+const temp = mkdtempSync(join(tmpdir(), 'lah-diff-'));
+for (const folder of [from, to]) {
+  const copy = join(temp, basename(folder));
+  mkdirSync(copy);
+  for (const file of readdirSync(folder).filter((f) => f.endsWith('.ts') && !f.startsWith('.'))) {
+    cpSync(join(folder, file), join(copy, file));
+  }
+}
+// The files in the order the later chapter's code.ts lists them for reading, code.ts first.
+const listed = parseFileList(readFileSync(join(to, 'code.ts'), 'utf8'))?.files ?? [];
+const order = ['code.ts', ...listed.map((f) => f.name)];
+writeFileSync(join(temp, 'order'), order.map((name) => `*/${name}\n`).join(''));
+// --no-renames: a file the new chapter drops shows as deleted, not as renamed to a new one.
+const options = ['--no-index', '--no-renames', '-O', 'order', '--color=auto', '--stat', '--patch'];
+const args = ['diff', ...options, basename(from), basename(to)];
+const r = spawnSync('git', args, { cwd: temp, stdio: 'inherit' });
+rmSync(temp, { recursive: true, force: true });
+// git diff --no-index exits 1 when the folders differ; that is the expected case here.
 process.exit(r.status === 1 ? 0 : (r.status ?? 1));
