@@ -10,7 +10,7 @@
  */
 import type { Message, MessageCreateParams, MessageParam } from '@anthropic-ai/sdk/resources';
 import type { Tool, ToolResultBlockParam } from '@anthropic-ai/sdk/resources';
-import { isEntryPoint, parseFlags, readPrompt, requireTerminal } from '../shared/cli.ts';
+import { isEntryPoint, parseFlags, readPrompts, requireTerminal } from '../shared/cli.ts';
 import { client, describeError, offline } from '../shared/client.ts';
 import { exitingOnSignals, runCommand } from '../shared/processes.ts';
 import { finalMessage } from '../shared/stream.ts';
@@ -139,12 +139,10 @@ async function main(): Promise<void> {
   if (options.prompt === undefined) requireTerminal();
   if (offline) console.error(offline.banner(TOOLS));
 
+  // -p: that one prompt, then exit. Else the REPL: each prompt you type, until exit or Ctrl+D.
+  const prompts = options.prompt === undefined ? readPrompts('s01 >> ') : [options.prompt];
   const history: MessageParam[] = []; // one conversation across prompts
-  for (;;) {
-    // -p: that one prompt, then exit. Else the REPL: the next prompt (undefined: exit or Ctrl+D).
-    const query = options.prompt ?? readPrompt('s01 >> ');
-    if (query === undefined) break;
-    if (!query) continue;
+  for (const query of prompts) {
     history.push({ role: 'user', content: query });
     try {
       await turn(history);
@@ -152,7 +150,6 @@ async function main(): Promise<void> {
       console.error(describeError(err)); // the REPL stays usable; the prompt stays in history
       if (options.prompt !== undefined) process.exit(1); // -p: exit 1 if the API call failed
     }
-    if (options.prompt !== undefined) break;
   }
 }
 

@@ -15,7 +15,7 @@
  * The lesson: npm run diff s02 s03
  */
 import type { Message, MessageCreateParams, MessageParam } from '@anthropic-ai/sdk/resources';
-import { isEntryPoint, parseFlags, readPrompt, requireTerminal } from '../shared/cli.ts';
+import { isEntryPoint, parseFlags, readPrompts, requireTerminal } from '../shared/cli.ts';
 import { client, describeError, offline } from '../shared/client.ts';
 import { exitingOnSignals } from '../shared/processes.ts';
 import { finalMessage } from '../shared/stream.ts';
@@ -131,12 +131,10 @@ async function main(): Promise<void> {
   const agent = mainAgent(); // s03
   if (offline) console.error(offline.banner(agent.tools));
 
+  // -p: that one prompt, then exit. Else the REPL: each prompt you type, until exit or Ctrl+D.
+  const prompts = options.prompt === undefined ? readPrompts('s03 >> ') : [options.prompt];
   const history: MessageParam[] = []; // one conversation across prompts
-  for (;;) {
-    // -p: that one prompt, then exit. Else the REPL: the next prompt (undefined: exit or Ctrl+D).
-    const query = options.prompt ?? readPrompt('s03 >> ');
-    if (query === undefined) break;
-    if (!query) continue;
+  for (const query of prompts) {
     history.push({ role: 'user', content: query });
     try {
       await turn(history, agent);
@@ -144,7 +142,6 @@ async function main(): Promise<void> {
       console.error(describeError(err)); // the REPL stays usable; the prompt stays in history
       if (options.prompt !== undefined) process.exit(1); // -p: exit 1 if the API call failed
     }
-    if (options.prompt !== undefined) break;
   }
 }
 

@@ -55,14 +55,16 @@ export function requireTerminal(): void {
 }
 
 /**
- * The REPL's next prompt, trimmed ('' for an empty line); undefined when the reader leaves: exit,
- * quit (or q, /exit, /quit), or Ctrl+D on an empty line.
+ * The prompts typed at the REPL, trimmed, one at a time (empty lines skipped). They end when the
+ * reader leaves: exit, quit (or q, /exit, /quit), or Ctrl+D on an empty line.
  */
-export function readPrompt(label: string): string | undefined {
-  const line = readlineSync.question(paint(CYAN, label)).trim();
-  if (readlineSync.getRawInput() === '\0') return undefined; // Ctrl+D: the end of input
-  if (['exit', 'quit', 'q', '/exit', '/quit'].includes(line.toLowerCase())) return undefined;
-  return line;
+export function* readPrompts(label: string): Generator<string> {
+  for (;;) {
+    const line = readlineSync.question(paint(CYAN, label)).trim();
+    if (readlineSync.getRawInput() === '\0') return; // Ctrl+D: the end of input
+    if (['exit', 'quit', 'q', '/exit', '/quit'].includes(line.toLowerCase())) return;
+    if (line) yield line;
+  }
 }
 
 /** Is the module at `url` (pass import.meta.url) the program that was started? */
