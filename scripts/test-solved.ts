@@ -3,26 +3,27 @@
  *
  * Copies the repo's files (tracked and new ones, as they are on disk, without ignored files) to a
  * temporary folder, records them there as a git commit of their own, and applies every exercise's
- * reference solution to its chapter's code.ts, uncommitted, as a reader who did all the exercises
+ * reference solution to its chapter's files, uncommitted, as a reader who did all the exercises
  * would have it. Then it runs the test suite there without CI set, where the maintainer checks on
  * the committed chapter must skip themselves, and every chapter's `npm run check`, where all the
  * solutions of a chapter, applied together, must pass all its checks.
  *
  * The solutions of one chapter are independent answers to different exercises, each a patch against
- * the chapter as shipped, so they are combined as branches would be: each patch is applied alone to
- * the shipped code.ts (as tests/exercises.test.ts does), and that result is 3-way merged into the
- * solutions so far with `git merge-file`, the shipped code.ts as the common base. Where two solutions
- * insert lines at the same place (a flag each in the same options object), both insertions are kept,
- * earlier patch first, as `git merge-file --union` would. Where they change the same shipped lines,
- * no merge is right: that solution is left out and reported as a conflict.
+ * the chapter as shipped (of one file or several), so they are combined as branches would be: each
+ * patch is applied alone to the shipped files (as tests/exercises.test.ts does), and each file it
+ * touches is 3-way merged into that file's solutions so far with `git merge-file`, the shipped file
+ * as the common base. Where two solutions insert lines at the same place (a flag each in the same
+ * options object), both insertions are kept, earlier patch first, as `git merge-file --union`
+ * would. Where they change the same shipped lines, no merge is right: that solution is left out
+ * (all of its files) and reported as a conflict.
  * Exit code 0 only if everything applied and passed. --keep leaves the copy for a look.
  */
 import { spawnSync, type SpawnSyncOptionsWithStringEncoding } from 'node:child_process';
-import { applyPatch } from 'diff';
 import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync } from 'node:fs';
 import { rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
+import { applySolution, chapterSources, type SolvedFiles } from '../tests/helpers/exercises.ts';
 import { REPO, chapters } from '../tests/helpers/run-chapter.ts';
 
 const keep = process.argv.includes('--keep');
@@ -52,7 +53,7 @@ symlinkSync(realpathSync(join(REPO, 'node_modules')), join(copy, 'node_modules')
 console.log(`Copied the repo to ${copy}\n`);
 
 // 2. Every solution, merged with the others of its chapter.
-const MARK = 40; // conflict markers this long never occur in code.ts
+const MARK = 40; // conflict markers this long never occur in a chapter's files
 const marker = (c: string) => c.repeat(MARK);
 /**
  * Merge the change from `base` to `theirs` into `ours` (`git merge-file --diff3`). A conflict whose
@@ -93,11 +94,11 @@ function merge(ours: string, base: string, theirs: string): { text: string; toge
 const conflicts: string[] = [];
 const notApplied = new Map<string, string[]>(); // chapter → its patches that did not apply
 for (const chapter of chapters()) {
-  const dir = join(copy, chapter, 'exercises');
+  const folder = join(copy, chapter);
+  const dir = join(folder, 'exercises');
   const patches = existsSync(dir) ? readdirSync(dir).filter((f) => f.endsWith('.patch')).sort() : [];
-  const codePath = join(copy, chapter, 'code.ts');
-  const base = readFileSync(codePath, 'utf8');
-  let solved = base;
+  const base = chapterSources(folder); // the chapter as shipped, file by file
+  const solved: SolvedFiles = new Map(base); // with the solutions so far; null: a deleted file
   const applied: string[] = [];
   for (const patch of patches) {
     const fail = (why: string) => {
@@ -105,24 +106,48 @@ for (const chapter of chapters()) {
       notApplied.set(chapter, [...(notApplied.get(chapter) ?? []), patch]);
       console.log(`  CONFLICT  ${chapter}/exercises/${patch}`);
     };
-    // The solution alone, exactly as it was made (no fuzz): what the reader who did only it would have.
-    const alone = applyPatch(base, readFileSync(join(dir, patch), 'utf8'));
-    if (alone === false) {
-      fail('does not apply to the chapter as shipped: regenerate it');
+    // The solution alone, exactly as it was made (no fuzz): what the reader who did only it would
+    // have. Each file it touches is then merged into that file's solutions so far.
+    let alone: SolvedFiles;
+    const label = `${chapter}/exercises/${patch}`;
+    try {
+      alone = applySolution(label, readFileSync(join(dir, patch), 'utf8'), base);
+    } catch (err) {
+      fail((err as Error).message.replace(`${label} `, '')); // "no longer applies to tools.ts …"
       continue;
     }
-    const merged = merge(solved, base, alone);
-    if (merged.conflicts.length > 0) {
+    const merged = new Map<string, string | null>();
+    const clashes: string[] = [];
+    let together = 0;
+    for (const [name, theirs] of alone) {
+      const [ours, shipped] = [solved.get(name), base.get(name)];
+      if (theirs === null || ours === null) {
+        // A deletion merges only with a file no earlier solution changed (or one it deleted too).
+        if (ours === shipped || ours === theirs) merged.set(name, theirs);
+        else clashes.push(`${name}: one deletes it, the other changes it`);
+        continue;
+      }
+      const result = merge(ours ?? '', shipped ?? '', theirs);
+      together += result.together;
+      clashes.push(...result.conflicts.map((c) => `${name}: both change these lines:\n      ${c}`));
+      merged.set(name, result.text);
+    }
+    if (clashes.length > 0) {
       const onto = applied.length ? `with ${applied.join(', ')}` : 'with the chapter as shipped';
-      fail(`cannot be merged ${onto}: both change these lines:\n      ${merged.conflicts.join('\n      ')}`);
+      const lines = clashes.join('\n      ');
+      fail(`cannot be merged ${onto}:\n      ${lines}`);
       continue;
     }
-    solved = merged.text;
+    for (const [name, text] of merged) solved.set(name, text);
     applied.push(patch);
-    const beside = merged.together ? ` (${merged.together} insertion(s) beside an earlier solution's, both kept)` : '';
+    const kept = `${together} insertion(s) beside an earlier solution's, both kept`;
+    const beside = together ? ` (${kept})` : '';
     console.log(`  applied   ${chapter}/exercises/${patch}${beside}`);
   }
-  writeFileSync(codePath, solved);
+  for (const [name, text] of solved) {
+    if (text === null) rmSync(join(folder, name));
+    else if (text !== base.get(name)) writeFileSync(join(folder, name), text);
+  }
 }
 
 // 3. The suite as a reader would run it, then each chapter's exercise checks.

@@ -73,9 +73,9 @@ const sha = (text: string | Buffer) => createHash('sha256').update(text).digest(
  * unless `seen` has them. Undefined if one is gone. A file of an npm package counts by its name only,
  * and the lockfiles stand for all their contents (without a package-lock.json, they are read like the
  * others). So a file edited inside node_modules by hand is not noticed: remove node_modules/.cache then.
- * The entry's own name is left out, so an exercise solution written to a new temporary name each time
- * (.solution-<id>-<pid>.ts) reuses the bundle of the same code (its source map then names the file
- * that built it first: harmless).
+ * The entry's own name is left out, so the same code under another name reuses its bundle (its
+ * source map then names the file that built it first: harmless). An exercise solution is a folder
+ * with a fixed name (.solution-<chapter>-<id>/, see exercises.ts), so its bundle is reused too.
  */
 function inputsKey(entry: string, inputs: string[], seen = new Map<string, string>()): string | undefined {
   const hash = createHash('sha256').update(RECIPE);
