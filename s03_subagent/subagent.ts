@@ -4,7 +4,7 @@
  * stays out of the parent's context.
  */
 import Anthropic from '@anthropic-ai/sdk';
-import type { MessageParam, Tool } from '@anthropic-ai/sdk/resources';
+import type { MessageParam, TextBlockParam, Tool } from '@anthropic-ai/sdk/resources';
 import { describeError } from '../shared/client.ts';
 import { MAGENTA, paint } from '../shared/terminal.ts';
 import type { Toolbox } from './tools.ts';
@@ -14,7 +14,7 @@ import { WORKDIR } from './workspace.ts';
 // rounds and no `agent` tool (no sub-agents of sub-agents); its text is not printed, and its tool
 // calls are printed indented, so you can tell them apart.
 export interface Agent extends Toolbox {
-  system: string;
+  system: string | TextBlockParam[]; // the system prompt, as the API takes it
   maxRounds: number;
   print: boolean; // whether its text streams to stdout as it arrives
   usage: { input: number; output: number }; // tokens this agent has used, across its rounds

@@ -259,7 +259,8 @@ describe('s05: compaction never breaks the tool_use/tool_result pairing (propert
     // The chapter reads these when it is imported. Test files may share a worker: put them back after.
     const saved = { ...process.env };
     Object.assign(process.env, { ANTHROPIC_API_KEY: TEST_KEY, ANTHROPIC_BASE_URL: fake.url, MODEL_ID: TEST_MODEL });
-    const s05 = await import(join(REPO, 's05_context_compact/code.ts'));
+    const { compact, microCompact, startCompaction } = await import(join(REPO, 's05_context_compact/compact.ts'));
+    const { repairForSending } = await import(join(REPO, 's05_context_compact/repair.ts'));
     let checked = 0;
     try {
       for (let seed = 1; seed <= 15; seed++) {
@@ -269,11 +270,13 @@ describe('s05: compaction never breaks the tool_use/tool_result pairing (propert
           for (const window of [2_000, 40_000]) {
             const messages = structuredClone(all.slice(0, end));
             // A conversation that needs no repair must need none after compacting, either.
-            const intact = JSON.stringify(s05.sendable(messages)) === JSON.stringify(messages);
+            const intact = JSON.stringify(repairForSending(messages)) === JSON.stringify(messages);
             process.env.CONTEXT_WINDOW = String(window);
-            await s05.compact(messages, 'property test');
+            // The main agent as compaction sees it: what it sends besides messages, no session.
+            const agent = { system: 'You are a coding agent.', tools: [], compaction: startCompaction(TEST_MODEL, 8000) };
+            await compact(messages, agent, { why: 'property test' });
             const where = `seed ${seed}, first ${end} messages, window ${window}`;
-            for (const sent of intact ? [messages, s05.microCompact(messages)] : [s05.microCompact(s05.sendable(messages))]) {
+            for (const sent of intact ? [messages, microCompact(messages)] : [microCompact(repairForSending(messages))]) {
               expect(() => checkMessages(sent), `${where}:\n${JSON.stringify(sent).slice(0, 3000)}`).not.toThrow();
             }
             checked++;
