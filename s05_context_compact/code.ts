@@ -138,7 +138,7 @@ export async function agentLoop(messages: MessageParam[], agent: Agent, signal?:
 
 // NEW in s03: the main agent has every tool; its `agent` tool runs a sub-agent through this loop.
 // s03: () → s04: (log), the session its messages are appended to.
-function mainAgent(log: SessionLog): Agent {
+function mainAgent(log?: SessionLog): Agent {
   const agent: Agent = {
     system: SYSTEM,
     tools: [...TOOLS, AGENT_TOOL, COMPACT_TOOL], // s05: and compact

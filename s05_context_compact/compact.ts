@@ -111,7 +111,8 @@ export function microCompact(messages: MessageParam[]): MessageParam[] {
 
 // Tier 2 needs the size of the context. The last reply's usage measured it exactly (what the model
 // was given, cache reads and writes included, plus what it wrote); what came since is estimated.
-const estimate = (value: unknown) => Math.ceil(JSON.stringify(value).length / 4); // ~4 a token
+// About 4 characters a token.
+export const estimate = (value: unknown) => Math.ceil(JSON.stringify(value).length / 4);
 
 /** After a reply: its usage is the size of the context up to and including it. */
 export function measure(state: Compaction, usage: Usage, messages: number): void {

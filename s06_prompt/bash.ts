@@ -1,0 +1,81 @@
+/**
+ * The bash tool (s01, in code.ts there) and, new in s02, the gate in front of it: commands that
+ * can wreck a machine are refused before they run.
+ */
+import { runCommand } from '../shared/processes.ts';
+import { WORKDIR } from './workspace.ts';
+
+const MAX_OUTPUT = 20_000; // characters; a `cat` of a huge log must not flood the context
+export const TIMEOUT = 120; // seconds a command may run, unless the model asks for more
+
+// A blocklist is a speed bump, not a sandbox: `find / -delete` walks straight past it. Real
+// isolation is a container or a VM.
+// Where a command word starts: after a separator, maybe behind sudo, time, env X=1 …, maybe with
+// its folder. So `mkfs` is found in `time mkfs`, `x && /sbin/mkfs.ext4` and `| sudo mkfs`, but not
+// in `man mkfs`.
+const CMD =
+  String.raw`(?:^|[;&|({\x60\n])\s*` + // the start, or after ; & | ( { ` or a newline
+  String.raw`(?:(?:sudo|doas|time|nice|nohup|exec|command|env|xargs)(?:\s+-\S+)*\s+|\w+=\S*\s+)*` +
+  String.raw`(?:[^\s;&|()\x60]*\/)?`; // /sbin/ in /sbin/mkfs
+// What a recursive rm must never be given: /, the home folder or a top-level system folder, with
+// or without /*.
+const SYSTEM_DIRS =
+  String.raw`bin|boot|dev|etc|home|lib\w*|opt|root|sbin|srv|sys|usr|var` + // Linux
+  String.raw`|Applications|Library|System|Users`; // macOS
+const ROOTS = String.raw`(?:~|\$HOME|\$\{HOME\}|\/(?:${SYSTEM_DIRS})?)\/?\*?(?=[\s;&|)]|$)`;
+// Disks and partitions, not /dev/null.
+const DISK = String.raw`\/dev\/(?:sd|hd|vd|xvd|nvme|mmcblk|r?disk|mapper\/)`;
+// sh, bash, /bin/bash …
+const SHELL = String.raw`(?:sudo\s+(?:-\S+\s+)*)?(?:[^\s;&|()\x60]*\/)?(?:ba|da|k|z)?sh\b`;
+// The rest of one simple command, up to where the next one may start.
+const ARGS = String.raw`[^;&|\n(){}\x60]*`;
+
+const DANGEROUS: [RegExp, string][] = [
+  // -r, -R, -rf … or --recursive anywhere, and a dangerous target as ANY argument (`rm -rf x ~`).
+  [
+    new RegExp(String.raw`${CMD}rm(?=${ARGS}\s(?:-[a-zA-Z]*[rR]|--recursive))${ARGS}\s${ROOTS}`),
+    'recursive delete of /, the home folder or a system folder',
+  ],
+  [new RegExp(String.raw`${CMD}mkfs(?:\.\w+)?(?=\s|$)`), 'formatting a file system (mkfs)'],
+  [new RegExp(String.raw`${CMD}dd\s${ARGS}\bof=${DISK}|>\s*${DISK}`), 'raw write to a disk'],
+  // name(){ name|name& };name — the classic is called ":", but any name works.
+  [/(?<![\w:.-])([\w:.-]+)\s*\(\s*\)\s*\{[^}]*\1\s*\|\s*\1\s*&/, 'fork bomb'],
+  // curl … | bash, and the forms without a pipe: bash <(curl …) and bash -c "$(curl …)".
+  [
+    new RegExp(
+      String.raw`\b(?:curl|wget)\b.*\|\s*${SHELL}` + // curl … | sh
+        // sh <(curl …), sh -c "$(curl …)"
+        String.raw`|${CMD}${SHELL}\s+(?:-\S+\s+)*\(?(?:<\(|\$\()\s*(?:curl|wget)\b`,
+    ),
+    'piping a download into a shell',
+  ],
+];
+
+/**
+ * The command as the gate reads it. Quoted text is usually a message (git commit -m "…", echo
+ * "…"), so it is blanked out and its words are not taken for commands. Kept, minus the quotes: a
+ * quoted single word ("$HOME" is still an argument), text with $(…) or backticks (the shell runs
+ * those), and the script after -c (bash -c '…' runs it), which is kept as a subshell (…).
+ */
+function unquote(command: string): string {
+  const quoted = /(-c\s+)?(?:"((?:[^"\\]|\\.)*)"|'([^']*)')/g;
+  return command.replace(quoted, (_, dashC, double, single) => {
+    const inner: string = double ?? single;
+    if (dashC) return `${dashC}(${inner})`;
+    return /\s/.test(inner) && !/\$\(|`/.test(inner) ? '""' : inner;
+  });
+}
+
+// s01: always TIMEOUT → s02: the model may ask for more time, and the gate comes first.
+export async function runBash(command: string, timeout = TIMEOUT): Promise<string> {
+  const danger = DANGEROUS.find(([pattern]) => pattern.test(unquote(command)));
+  if (danger) throw new Error(`refused: ${danger[1]}. Do this by hand if it is really wanted.`);
+  let { output, status } = await runCommand(command, { cwd: WORKDIR, timeoutSeconds: timeout });
+  if (output.length > MAX_OUTPUT) {
+    // Keep the head and the tail: errors and summaries tend to be at the ends.
+    const cut = `\n… (${output.length - MAX_OUTPUT} characters cut) …\n`;
+    output = output.slice(0, MAX_OUTPUT / 2) + cut + output.slice(-MAX_OUTPUT / 2);
+  }
+  // trimEnd, not trim: the first line's indentation can matter (`cat -n` pads its numbers).
+  return `${output.trimEnd() || '(no output)'}\n[${status}]`;
+}
