@@ -4,9 +4,9 @@
  * Send the conversation and the tools, stream the reply, run the tool calls it asks for, send the
  * results back, and repeat until the model answers without calling a tool.
  *
- * Files, in reading order (+ new in s01):
- *   code.ts       + the loop, the bash tool and the REPL
- *   ../shared/      the runtime no chapter teaches: client, terminal, CLI, processes, stream
+ * Files, in reading order. New in s01: code.ts.
+ *   code.ts          the loop, the bash tool and the REPL
+ *   ../shared/       the runtime no chapter teaches: client, terminal, CLI, processes, stream
  */
 import type { Message, MessageCreateParams, MessageParam } from '@anthropic-ai/sdk/resources';
 import type { Tool, ToolResultBlockParam } from '@anthropic-ai/sdk/resources';

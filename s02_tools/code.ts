@@ -3,15 +3,16 @@
  * name. Adds read_file, write_file, edit_file, glob and grep, keeps every file tool inside the
  * workspace, puts a gate in front of bash, and runs read-only calls side by side.
  *
- * Files, in reading order (+ new in s02, ~ changed to wire it in):
- *   code.ts       ~ the loop and the REPL: the bash tool moved to bash.ts, the calls to tools.ts
- *   tools.ts      + tools as data: the schemas, the dispatch map, running a reply's calls
- *   bash.ts       + the bash tool (from code.ts), and the gate in front of it
- *   workspace.ts  + the workspace boundary: no path outside it, no half-written file
- *   files.ts      + read_file, write_file and edit_file
- *   search.ts     + glob and grep, with a bound on every walk and every match
- *   ../shared/      the runtime no chapter teaches: client, terminal, CLI, processes, stream
- * The lesson: npm run diff s01 s02
+ * Files, in reading order. New in s02: tools.ts, bash.ts, workspace.ts, files.ts, search.ts.
+ * Changed to wire it in: code.ts. The others are s01's, unchanged. The lesson: npm run diff s01
+ * s02
+ *   code.ts          the loop and the REPL
+ *   tools.ts         tools as data: the schemas, the dispatch map, running a reply's calls
+ *   bash.ts          the bash tool, and the gate in front of it
+ *   workspace.ts     the workspace boundary: no path outside it, no half-written file
+ *   files.ts         read_file, write_file and edit_file
+ *   search.ts        glob and grep, with a bound on every walk and every match
+ *   ../shared/       the runtime no chapter teaches: client, terminal, CLI, processes, stream
  */
 import type { Message, MessageCreateParams, MessageParam } from '@anthropic-ai/sdk/resources';
 import { isEntryPoint, parseFlags, readPrompts, requireTerminal } from '../shared/cli.ts';

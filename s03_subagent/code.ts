@@ -3,16 +3,16 @@
  * answer. The child starts with one message (the task), works with every tool but `agent`, and its
  * reading and searching never enter the parent's context: the parent sees only its final report.
  *
- * Files, in reading order (+ new in s03, ~ changed to wire it in; the rest are s02's, unchanged):
- *   code.ts       ~ the loop and the REPL: the loop runs for an agent, the main one or a child
- *   subagent.ts   + who runs a loop, and the agent tool: a fresh loop for one task
- *   tools.ts      ~ the schemas and the dispatch map: each agent has its own toolbox
- *   bash.ts         the bash tool and its gate
- *   workspace.ts    the workspace boundary: no path outside it, no half-written file
- *   files.ts        read_file, write_file and edit_file
- *   search.ts       glob and grep, with a bound on every walk and every match
- *   ../shared/      the runtime no chapter teaches: client, terminal, CLI, processes, stream
- * The lesson: npm run diff s02 s03
+ * Files, in reading order. New in s03: subagent.ts. Changed to wire it in: code.ts, tools.ts. The
+ * others are s02's, unchanged. The lesson: npm run diff s02 s03
+ *   code.ts          the loop and the REPL
+ *   subagent.ts      who runs a loop, and the agent tool: a fresh loop for one task
+ *   tools.ts         tools as data: the schemas, the dispatch map, running a reply's calls
+ *   bash.ts          the bash tool, and the gate in front of it
+ *   workspace.ts     the workspace boundary: no path outside it, no half-written file
+ *   files.ts         read_file, write_file and edit_file
+ *   search.ts        glob and grep, with a bound on every walk and every match
+ *   ../shared/       the runtime no chapter teaches: client, terminal, CLI, processes, stream
  */
 import type { Message, MessageCreateParams, MessageParam } from '@anthropic-ai/sdk/resources';
 import { isEntryPoint, parseFlags, readPrompts, requireTerminal } from '../shared/cli.ts';

@@ -4,18 +4,18 @@
  * ~/.learn-agent-harness/sessions/<workspace>/<id>.jsonl the moment it is complete; what a crash
  * leaves behind is repaired before sending, never by rewriting the log.
  *
- * Files, in reading order (+ new in s04, ~ changed to wire it in; the rest are s03's, unchanged):
- *   code.ts       ~ the loop and the REPL: log every message, resume, Ctrl+C cancels the turn
- *   session.ts    + the session log: append, load, lock, list, resume
- *   repair.ts     + repair before sending: what a crash left, made valid for the API
- *   subagent.ts   ~ who runs a loop, and the agent tool: the child logs to its own file
- *   tools.ts      ~ the schemas and the dispatch map: after Ctrl+C, no more calls run
- *   bash.ts         the bash tool and its gate
- *   workspace.ts    the workspace boundary: no path outside it, no half-written file
- *   files.ts        read_file, write_file and edit_file
- *   search.ts       glob and grep, with a bound on every walk and every match
- *   ../shared/      the runtime no chapter teaches: client, terminal, CLI, processes, stream
- * The lesson: npm run diff s03 s04
+ * Files, in reading order. New in s04: session.ts, repair.ts. Changed to wire it in: code.ts,
+ * subagent.ts, tools.ts. The others are s03's, unchanged. The lesson: npm run diff s03 s04
+ *   code.ts          the loop and the REPL
+ *   session.ts       the session log: append, load, lock, list, resume
+ *   repair.ts        repair before sending: what a crash left, made valid for the API
+ *   subagent.ts      who runs a loop, and the agent tool: a fresh loop for one task
+ *   tools.ts         tools as data: the schemas, the dispatch map, running a reply's calls
+ *   bash.ts          the bash tool, and the gate in front of it
+ *   workspace.ts     the workspace boundary: no path outside it, no half-written file
+ *   files.ts         read_file, write_file and edit_file
+ *   search.ts        glob and grep, with a bound on every walk and every match
+ *   ../shared/       the runtime no chapter teaches: client, terminal, CLI, processes, stream
  */
 import type { Message, MessageCreateParams, MessageParam } from '@anthropic-ai/sdk/resources';
 import { isEntryPoint, parseFlags, readPrompts, requireTerminal } from '../shared/cli.ts';

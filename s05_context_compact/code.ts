@@ -4,19 +4,19 @@
  * first) when the context gets too big, and a `compact` tool and /compact for when the model or you
  * ask. Try it small: CONTEXT_WINDOW=20000 npx tsx s05_context_compact/code.ts
  *
- * Files, in reading order (+ new in s05, ~ changed to wire it in; the rest are s04's, unchanged):
- *   code.ts       ~ the loop and the REPL: compact when full, or when asked; /compact
- *   compact.ts    + the three tiers: placeholders, summary with transcript, the compact tool
- *   session.ts    ~ the session log: transcripts, and compactions that -c replays
- *   repair.ts       repair before sending: what a crash left, made valid for the API
- *   subagent.ts   ~ who runs a loop, and the agent tool: a child never compacts
- *   tools.ts        the schemas and the dispatch map
- *   bash.ts         the bash tool and its gate
- *   workspace.ts    the workspace boundary: no path outside it, no half-written file
- *   files.ts        read_file, write_file and edit_file
- *   search.ts       glob and grep, with a bound on every walk and every match
- *   ../shared/      the runtime no chapter teaches: client, terminal, CLI, processes, stream
- * The lesson: npm run diff s04 s05
+ * Files, in reading order. New in s05: compact.ts. Changed to wire it in: code.ts, session.ts,
+ * subagent.ts. The others are s04's, unchanged. The lesson: npm run diff s04 s05
+ *   code.ts          the loop and the REPL
+ *   compact.ts       the three tiers: placeholders, a summary with a transcript, the compact tool
+ *   session.ts       the session log: append, load, lock, list, resume
+ *   repair.ts        repair before sending: what a crash left, made valid for the API
+ *   subagent.ts      who runs a loop, and the agent tool: a fresh loop for one task
+ *   tools.ts         tools as data: the schemas, the dispatch map, running a reply's calls
+ *   bash.ts          the bash tool, and the gate in front of it
+ *   workspace.ts     the workspace boundary: no path outside it, no half-written file
+ *   files.ts         read_file, write_file and edit_file
+ *   search.ts        glob and grep, with a bound on every walk and every match
+ *   ../shared/       the runtime no chapter teaches: client, terminal, CLI, processes, stream
  */
 import type { Message, MessageCreateParams, MessageParam } from '@anthropic-ai/sdk/resources';
 import { isEntryPoint, parseFlags, readPrompts, requireTerminal } from '../shared/cli.ts';

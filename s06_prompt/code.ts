@@ -3,22 +3,22 @@
  * identity, tools, working rules, environment and the project's AGENTS.md / CLAUDE.md files; and
  * prompt caching, with what changes each turn (date, git status) kept out of the cached prefix.
  *
- * Files, in reading order (+ new in s06, ~ changed to wire it in; the rest are s05's, unchanged):
- *   code.ts         ~ the loop and the REPL: the prompt built per request, the cache, the cost
- *   prompt.ts       + the system prompt's sections, the turn's context, --show-prompt
- *   instructions.ts + AGENTS.md and CLAUDE.md files, within a budget
- *   cache.ts        + the second cache breakpoint, and what a request cost
- *   compact.ts        the three tiers: placeholders, summary with transcript, the compact tool
- *   session.ts        the session log: append, load, lock, list, resume
- *   repair.ts         repair before sending: what a crash left, made valid for the API
- *   subagent.ts     ~ who runs a loop, and the agent tool: a child's cost counts too
- *   tools.ts          the schemas and the dispatch map
- *   bash.ts           the bash tool and its gate
- *   workspace.ts      the workspace boundary: no path outside it, no half-written file
- *   files.ts          read_file, write_file and edit_file
- *   search.ts         glob and grep, with a bound on every walk and every match
- *   ../shared/        the runtime no chapter teaches: client, terminal, CLI, processes, stream
- * The lesson: npm run diff s05 s06
+ * Files, in reading order. New in s06: prompt.ts, instructions.ts, cache.ts. Changed to wire it
+ * in: code.ts, subagent.ts. The others are s05's, unchanged. The lesson: npm run diff s05 s06
+ *   code.ts          the loop and the REPL
+ *   prompt.ts        the system prompt's sections, the turn's context, --show-prompt
+ *   instructions.ts  AGENTS.md and CLAUDE.md files, within a budget
+ *   cache.ts         the second cache breakpoint, and what a request cost
+ *   compact.ts       the three tiers: placeholders, a summary with a transcript, the compact tool
+ *   session.ts       the session log: append, load, lock, list, resume
+ *   repair.ts        repair before sending: what a crash left, made valid for the API
+ *   subagent.ts      who runs a loop, and the agent tool: a fresh loop for one task
+ *   tools.ts         tools as data: the schemas, the dispatch map, running a reply's calls
+ *   bash.ts          the bash tool, and the gate in front of it
+ *   workspace.ts     the workspace boundary: no path outside it, no half-written file
+ *   files.ts         read_file, write_file and edit_file
+ *   search.ts        glob and grep, with a bound on every walk and every match
+ *   ../shared/       the runtime no chapter teaches: client, terminal, CLI, processes, stream
  */
 import type { Message, MessageCreateParams, MessageParam } from '@anthropic-ai/sdk/resources';
 import type { TextBlockParam } from '@anthropic-ai/sdk/resources';

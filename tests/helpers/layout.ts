@@ -2,8 +2,8 @@
  * The rules of a chapter folder (see the style guide), as functions of a repo root, so that
  * tests/layout.test.ts checks the repo and `npm run lines -- --check` reports the size limits:
  *
- * - each code.ts opens with the list of the chapter's files, new ones marked `+`, changed ones `~`;
- *   an unmarked file is a byte-identical copy of the previous chapter's (copies must not drift);
+ * - each code.ts opens with the list of the chapter's files, and says which are new and which
+ *   changed; any other is a byte-identical copy of the previous chapter's (copies must not drift);
  * - a chapter imports only its own folder and ../shared/ (and packages);
  * - no line over 100 characters, no module-level `let` or `var`;
  * - code.ts at most 300 lines (the first chapter's 160), any other file 400, and the shared
@@ -52,7 +52,7 @@ export function runtimeFiles(root: string): string[] {
 
 // ── The file list in code.ts's header ─────────────────────────────────────────────────────────
 
-/** One entry of the list: ` *   subagent.ts   + the agent tool: …` → { name, mark: '+', … }. */
+/** One entry of the list: ` *   subagent.ts   who runs a loop, …` → { name, mark: '+', … }. */
 export interface ListedFile {
   name: string;
   mark: '+' | '~' | '';
@@ -61,37 +61,53 @@ export interface ListedFile {
 
 export const HEADER_FORMAT = `code.ts should open with a doc comment listing the chapter's files,
 like this one of s03's:
- * Files, in reading order (+ new in s03, ~ changed to wire it in; the rest are s02's, unchanged):
- *   code.ts       ~ the loop and the CLI
- *   subagent.ts   + the agent tool: a fresh loop for one task, and only its report back
- *   bash.ts         the bash tool and its gate
- *   ../shared/      the runtime no chapter teaches: client, terminal, CLI, processes, stream
-(in the first chapter: "Files, in reading order (+ new in s01):", every file marked +)`;
+ * Files, in reading order. New in s03: subagent.ts. Changed to wire it in: code.ts, tools.ts.
+ * The others are s02's, unchanged. The lesson: npm run diff s02 s03
+ *   code.ts          the loop and the REPL
+ *   subagent.ts      who runs a loop, and the agent tool: a fresh loop for one task
+ *   bash.ts          the bash tool, and the gate in front of it
+ *   ../shared/       the runtime no chapter teaches: client, terminal, CLI, processes, stream
+(in the first chapter: "Files, in reading order. New in s01: code.ts.")`;
 
-const LIST_START = /^ \* Files, in reading order \((.*)\):\s*$/;
-const ENTRY = /^ \*   ([\w.-]+\.ts) +(?:([+~]) +)?(\S.*)$/;
+const LIST_START = /^ \* Files, in reading order\./;
+const ENTRY = /^ \*   ([\w.-]+\.ts) +(\S.*)$/;
 const SHARED_ENTRY = /^ \*   \.\.\/shared\/ /;
+const NAMES = String.raw`[\w.-]+\.ts(?:, [\w.-]+\.ts)*`;
+const NEW_FILES = new RegExp(String.raw`New in (s\d\d): (${NAMES})`);
+const CHANGED_FILES = new RegExp(String.raw`Changed to wire it in: (${NAMES})`);
 
 /**
- * The file list of a code.ts's header, and the chapter its heading says the `+` files are new in
- * (`s03`); undefined where there is no list. The list is the lines after the heading that are
- * entries (or the ../shared/ line, which names no file of the chapter); the first other line ends
- * it.
+ * The file list of a code.ts's header: the chapter its summary says files are new in (`s03`), the
+ * files it names as new or changed, and the entries, each marked from the summary ('+' new, '~'
+ * changed, '' a copy); undefined where there is no list. The summary runs from the heading to the
+ * first entry; the entries (and the ../shared/ line, which names no file of the chapter) follow,
+ * and the first other line ends them.
  */
-export function parseFileList(code: string): { newIn?: string; files: ListedFile[] } | undefined {
+export function parseFileList(code: string) {
   const lines = code.split('\n');
   const start = lines.findIndex((line) => LIST_START.test(line));
   if (start === -1) return undefined;
-  const newIn = LIST_START.exec(lines[start])![1].match(/\+ new in (s\d\d)\b/)?.[1];
+  let i = start;
+  let summary = '';
+  const isEntry = (line: string) => ENTRY.test(line) || SHARED_ENTRY.test(line);
+  while (i < lines.length && /^ \* /.test(lines[i]) && !isEntry(lines[i])) {
+    summary += ` ${lines[i].slice(3)}`;
+    i++;
+  }
+  const found = NEW_FILES.exec(summary);
+  const newIn = found?.[1];
+  const newFiles = found ? found[2].split(', ') : [];
+  const changed = CHANGED_FILES.exec(summary)?.[1].split(', ') ?? [];
   const files: ListedFile[] = [];
-  for (const line of lines.slice(start + 1)) {
+  for (const line of lines.slice(i)) {
     if (SHARED_ENTRY.test(line)) continue;
     const entry = ENTRY.exec(line);
     if (!entry) break;
-    const mark = (entry[2] ?? '') as ListedFile['mark'];
-    files.push({ name: entry[1], mark, description: entry[3] });
+    const name = entry[1];
+    const mark = newFiles.includes(name) ? '+' : changed.includes(name) ? '~' : '';
+    files.push({ name, mark, description: entry[2] });
   }
-  return { newIn, files };
+  return { newIn, named: [...newFiles, ...changed], files };
 }
 
 /** Where two different texts first differ, by line, quoting both lines. */
@@ -110,29 +126,31 @@ function firstDifference(before: string, after: string, names: [string, string])
 
 /**
  * The header's file list against the folder: every file listed and every listed file there; a
- * `+` file new (not in `previous`, the previous chapter's folder), a `~` file in `previous` and
- * changed, an unmarked one a byte-identical copy of it. The first chapter marks all its files `+`.
+ * file the summary calls new is not in `previous` (the previous chapter's folder), one it calls
+ * changed is there and differs, and any other is a byte-identical copy. In the first chapter every
+ * file is new.
  */
 export function checkFileList(root: string, chapter: string, previous?: string): string[] {
   const list = parseFileList(read(root, chapter, 'code.ts'));
   if (!list || list.files.length === 0) {
-    const found = list ? 'a "Files, in reading order" line, no entries after it' : 'no list';
+    const found = list ? 'a "Files, in reading order." line, no entries after it' : 'no list';
     return [`${chapter}/code.ts: found ${found}. ${HEADER_FORMAT}`];
   }
   const problems: string[] = [];
   const number = chapter.slice(0, 3);
   if (list.newIn !== number) {
-    const said = list.newIn ? `"+ new in ${list.newIn}"` : 'no "+ new in sNN"';
-    const expected = `expected "+ new in ${number}"`;
-    problems.push(`${chapter}/code.ts: the file list's heading says ${said}; ${expected}`);
+    const said = list.newIn ? `"New in ${list.newIn}: …"` : 'no "New in sNN: …"';
+    problems.push(`${chapter}/code.ts: the file list says ${said}; expected "New in ${number}: …"`);
   }
   const files = chapterFiles(root, chapter);
   const listed = list.files.map((f) => f.name);
+  for (const name of list.named.filter((f) => !listed.includes(f))) {
+    problems.push(`${chapter}/code.ts names ${name} as new or changed, but has no entry for it`);
+  }
   for (const file of files.filter((f) => !listed.includes(f))) {
     problems.push(
       `${chapter}/${file} is not in the file list of ${chapter}/code.ts: add a line ` +
-        `" *   ${file}   + what it holds" ` +
-        "(+ new, ~ changed, no mark: a copy of the previous chapter's)",
+        `" *   ${file}   what it holds", and name it as new or changed if it is`,
     );
   }
   for (const [i, entry] of list.files.entries()) {
@@ -150,25 +168,25 @@ export function checkFileList(root: string, chapter: string, previous?: string):
     const copy = before ? read(root, previous, entry.name) : undefined;
     if (!previous) {
       if (entry.mark !== '+') {
-        problems.push(`${where} without "+": in the first chapter every file is new`);
+        problems.push(`${where}, but not as new: in the first chapter every file is new`);
       }
     } else if (entry.mark === '+') {
       if (copy !== undefined) {
-        const fix = 'mark it ~ if it changed, or not at all';
-        problems.push(`${where} as new (+), but ${previous} has one: ${fix}`);
+        const fix = 'name it as changed if it changed, or not at all';
+        problems.push(`${where} as new, but ${previous} has one: ${fix}`);
       }
     } else if (copy === undefined) {
-      const as = entry.mark === '~' ? 'as changed (~)' : 'unmarked (a copy)';
-      problems.push(`${where} ${as}, but ${previous} has no ${entry.name}: mark it + (new)`);
+      const as = entry.mark === '~' ? 'as changed' : 'as a copy';
+      problems.push(`${where} ${as}, but ${previous} has no ${entry.name}: name it as new`);
     } else if (entry.mark === '~' && copy === here) {
       const same = `it is byte-identical to ${previous}'s`;
-      problems.push(`${where} as changed (~), but ${same}: drop the ~`);
+      problems.push(`${where} as changed, but ${same}: leave it out of "Changed to wire it in"`);
     } else if (entry.mark === '' && copy !== here) {
       const names: [string, string] = [`${previous}/${entry.name}`, `${chapter}/${entry.name}`];
       problems.push(
-        `${chapter}/${entry.name} is listed as unchanged, so it must be a byte-identical copy of ` +
-          `${previous}'s, but ${firstDifference(copy, here, names)}\n` +
-          `  Copy the file over, or mark it ~ in ${chapter}/code.ts if this chapter changes it.`,
+        `${chapter}/${entry.name} is not named as changed, so it must be a byte-identical copy ` +
+          `of ${previous}'s, but ${firstDifference(copy, here, names)}\n` +
+          `  Copy the file over, or name it in "Changed to wire it in" in ${chapter}/code.ts.`,
       );
     }
   }
