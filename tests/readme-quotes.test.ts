@@ -1,22 +1,27 @@
 /**
  * Every ```ts block in a chapter's README (and README.zh.md) must be a quote of one of that
- * chapter's .ts files (its exercises/ aside), so the docs cannot drift from the code. Indentation
- * and blank lines are ignored; a line that is only `// ...` marks an elision: the pieces around it
- * must appear in that one file, in that order.
+ * chapter's .ts files (its exercises/ aside) or of one of the shared runtime files (shared/*.ts
+ * without the fake API and the offline model), so the docs cannot drift from the code. s01's
+ * README tours the runtime and quotes shared/; the later chapters quote their own mechanism files.
+ * Indentation and blank lines are ignored; a line that is only `// ...` marks an elision: the
+ * pieces around it must appear in that one file, in that order.
  *
  * A maintainer check on the committed chapter: skipped (with a note) where one of the chapter's
- * .ts files or the README has uncommitted changes, such as a reader's exercise solutions; `CI=1`
- * forces it.
+ * .ts files, a shared runtime file or the README has uncommitted changes, such as a reader's
+ * exercise solutions; `CI=1` forces it.
  */
 import { existsSync, readFileSync, readdirSync } from 'node:fs';
-import { join } from 'node:path';
+import { join, posix } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { maintainerSkip } from './helpers/committed.ts';
+import { runtimeFiles } from './helpers/layout.ts';
 import { REPO } from './helpers/run-chapter.ts';
 
 const chapters = readdirSync(REPO).filter((d) => {
   return /^s\d\d_/.test(d) && existsSync(join(REPO, d, 'README.md'));
 });
+// The shared runtime, as a chapter folder sees it: ../shared/client.ts…
+const runtime = runtimeFiles(REPO).map((file) => `../shared/${file}`);
 const norm = (text: string) => text.split('\n').map((l) => l.trim()).filter(Boolean);
 
 /** The quoted pieces of each ```ts block: runs of lines between `// ...` elisions. */
@@ -59,30 +64,32 @@ const readmes = chapters.flatMap((chapter) => {
 });
 
 describe.each(readmes)('%s/%s quotes its .ts files', (chapter, name) => {
-  const skip = maintainerSkip(chapter, ['*.ts', name]);
+  const skip = maintainerSkip(chapter, ['*.ts', ...runtime, name]);
   if (skip) {
     console.log(`${chapter}/${name} quotes: ${skip}`);
-    it.skip(`every \`\`\`ts block appears in one of the chapter's .ts files — ${skip}`);
+    it.skip(`every \`\`\`ts block appears in one of the chapter's .ts files or shared/ — ${skip}`);
     return;
   }
   const readme = readFileSync(join(REPO, chapter, name), 'utf8');
-  const files = readdirSync(join(REPO, chapter))
+  const own = readdirSync(join(REPO, chapter))
     .filter((f) => f.endsWith('.ts') && !f.startsWith('.'))
     .sort();
+  // Named from the repo's root, as the failure shows them: s01_agent_loop/code.ts, shared/cli.ts.
+  const files = [...own, ...runtime].map((f) => posix.join(chapter, f));
   const code = files.map((file) => {
-    return { file, lines: norm(readFileSync(join(REPO, chapter, file), 'utf8')) };
+    return { file, lines: norm(readFileSync(join(REPO, file), 'utf8')) };
   });
   const blocks = quotes(readme);
 
   it('has at least one ```ts quote', () => expect(blocks.length).toBeGreaterThan(0));
 
   blocks.forEach((pieces, n) => {
-    it(`block ${n + 1} appears in one of the chapter's .ts files`, () => {
+    it(`block ${n + 1} appears in one of the chapter's .ts files or shared/`, () => {
       // The file holding most of the block, from its start: where the quote most likely comes from.
       const found = code.map(({ file, lines }) => ({ file, count: piecesFound(lines, pieces) }));
       const best = found.reduce((a, b) => (b.count > a.count ? b : a), found[0]);
       if (best && best.count === pieces.length) return;
-      const searched = files.map((f) => `${chapter}/${f}`).join(', ');
+      const searched = files.join(', ');
       const closest =
         best && best.count > 0
           ? `The closest is ${best.file}: it has the first ${best.count} piece(s) of ` +
