@@ -76,16 +76,16 @@ export function linesTable(root: string): string {
   const { chapters, runtime } = countChapterLines(root);
   const rows = chapters.map((c) => {
     const largest = c.largest ? `${c.largest.name} (${c.largest.lines})` : '—';
-    const cells = [c.chapter, c.code, largest, c.files, `+${c.added}`, `−${c.removed}`, c.toRead];
+    const cells = [c.chapter, c.code, largest, c.files, c.toRead, c.removed];
     return `| ${cells.join(' | ')} |`;
   });
   return [
-    '| Chapter | code.ts | Largest other file | Files | Added | Removed | To read |',
-    '| :-- | --: | :-- | --: | --: | --: | --: |',
+    '| Chapter | code.ts | Largest other file | Files | To read | Removed |',
+    '| :-- | --: | :-- | --: | --: | --: |',
     ...rows,
     '',
-    'Added and removed are against the previous chapter; to read is the lines of its new files',
-    'plus the lines added to the files it changed.',
+    'Against the previous chapter: *to read* is the lines of its new files plus the lines added to',
+    'the files it changed; *removed*, the lines taken out of the files it changed.',
     '',
     `The shared runtime (shared/*.ts, the fake API and offline model aside): ${runtime} lines.`,
   ].join('\n');

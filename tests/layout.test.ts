@@ -2,10 +2,10 @@
  * The chapter folders keep the shape the style guide gives them (the rules themselves are in
  * helpers/layout.ts):
  *
- * - code.ts lists the chapter's files in reading order, new ones marked +, changed ones ~; a file
- *   left unmarked is a byte-identical copy of the previous chapter's. Copies must not drift: that
- *   is why the tool behaviour suite runs in full only on s02, where the tools are made, and on the
- *   last chapter: in between, the code it would test is the same code, byte for byte;
+ * - code.ts lists the chapter's files in reading order and names the new ones and the changed
+ *   ones; any other file is a byte-identical copy of the previous chapter's. Copies must not drift:
+ *   that is why the tool behaviour suite runs in full only on s02, where the tools are made, and on
+ *   the last chapter: in between, the tool files it would test are the same code, byte for byte;
  * - a chapter imports only its own folder and ../shared/;
  * - no module-level `let` or `var`; no line over 100 characters; code.ts at most 300 lines (s01's
  *   160), every other file 400, the shared runtime 450 in all (`npm run lines` shows the sizes);

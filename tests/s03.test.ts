@@ -4,7 +4,8 @@ import { loopBehaviours } from './behaviours/loop.ts';
 import { runChapter, toolResults as resultsOf } from './helpers/run-chapter.ts';
 
 loopBehaviours('s03', { offlineCommands: ['run', 'read', 'list', 'search', 'write', 'edit', 'delegate', 'history'] });
-// The tool behaviours run on s02 and s06; tests/drift.test.ts proves s03's tools are s02's, byte for byte.
+// The tool behaviours run on s02 and s06; tests/layout.test.ts proves that s03's bash.ts, workspace.ts,
+// files.ts and search.ts are s02's, byte for byte (the loop behaviours cover tools.ts's dispatch).
 
 const TASK = 'Find every TODO in src/ and report them by file.';
 /** A request comes from the sub-agent when its conversation starts with the task it was given. */

@@ -12,7 +12,8 @@ loopBehaviours('s04', {
   ctrlC: 'cancels the turn',
   ctrlCUnderTsx: true, // Ctrl+C changes here: it cancels the turn
 });
-// The tool behaviours run on s02 and s06; tests/drift.test.ts proves s04's tools are s02's, byte for byte.
+// The tool behaviours run on s02 and s06; tests/layout.test.ts proves that s04's bash.ts, workspace.ts,
+// files.ts and search.ts are s02's, byte for byte (the loop behaviours cover tools.ts's dispatch).
 
 /** A log's lines as text: a torn one does not parse. */
 const lines = (file: string) => readFileSync(file, 'utf8').trimEnd().split('\n');

@@ -10,7 +10,8 @@ loopBehaviours('s05', {
   offlineCommands: ['run', 'read', 'list', 'search', 'write', 'edit', 'delegate', 'compact', 'history'],
   ctrlC: 'cancels the turn',
 });
-// The tool behaviours run on s02 and s06; tests/drift.test.ts proves s05's tools are s02's, byte for byte.
+// The tool behaviours run on s02 and s06; tests/layout.test.ts proves that s05's bash.ts, workspace.ts,
+// files.ts and search.ts are s02's, byte for byte (the loop behaviours cover tools.ts's dispatch).
 
 const PLACEHOLDER = /^\[cleared to save context: the result of /;
 /** A request s05 makes to summarise: it offers no tools (so the model cannot call one). */
