@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { checkMessages, httpError, reply, startFakeAnthropic, text, toolUse, type Reply } from '../shared/fake-anthropic.ts';
 import { loopBehaviours } from './behaviours/loop.ts';
 import { REPO, TEST_KEY, TEST_MODEL, runChapter, runRepl, type RunResult } from './helpers/run-chapter.ts';
@@ -263,6 +263,8 @@ describe('s05: compaction never breaks the tool_use/tool_result pairing (propert
     const { compact, microCompact, startCompaction } = await import(join(REPO, 's05_context_compact/compact.ts'));
     const { repairForSending } = await import(join(REPO, 's05_context_compact/repair.ts'));
     let checked = 0;
+    // compact() reports each compaction on stderr; hundreds of them say nothing a reader needs here.
+    const quiet = vi.spyOn(console, 'error').mockImplementation(() => {});
     try {
       for (let seed = 1; seed <= 15; seed++) {
         const all = conversation(seed);
@@ -285,6 +287,7 @@ describe('s05: compaction never breaks the tool_use/tool_result pairing (propert
         }
       }
     } finally {
+      quiet.mockRestore();
       process.env = saved;
       await fake.close();
     }

@@ -261,7 +261,8 @@ export async function runRepl(
   const q = (s: string) => `'${s.replace(/'/g, `'\\''`)}'`;
   const cmd = `exec ${p.command.map(q).join(' ')}`;
   try {
-    const child = spawn('script', ['-qec', cmd, '/dev/null'], {
+    const [pty, ptyArgs] = underPty(cmd);
+    const child = spawn(pty, ptyArgs, {
       cwd: join(p.workspace, opts.cwd ?? '.'),
       env: p.env,
       stdio: ['pipe', 'pipe', 'pipe'],
@@ -291,6 +292,16 @@ export async function runRepl(
   } finally {
     await p.fake?.close();
   }
+}
+
+/**
+ * `script` running a shell command on a pseudo-terminal, discarding its typescript: util-linux's
+ * on Linux (-e: exit with the command's code, -c: the command), BSD's on macOS, whose options
+ * differ (it takes the file, then the command and its arguments, and exits with the command's code).
+ */
+function underPty(command: string): [string, string[]] {
+  if (process.platform === 'darwin') return ['script', ['-q', '/dev/null', 'sh', '-c', command]];
+  return ['script', ['-qec', command, '/dev/null']];
 }
 
 /** Wait for the child to exit, keeping its output; `onStdout` sees all of stdout so far after each chunk. */
