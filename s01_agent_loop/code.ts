@@ -134,7 +134,10 @@ async function turn(messages: MessageParam[]): Promise<void> {
 }
 
 async function main(): Promise<void> {
-  const options = parseFlags({ prompt: { type: 'string', short: 'p' } }, USAGE);
+  const flags = {
+    prompt: { type: 'string', short: 'p' },
+  } as const;
+  const options = parseFlags(flags, USAGE);
   if (!options) return; // -h printed the usage
   if (options.prompt === undefined) requireTerminal();
   if (offline) console.error(offline.banner(TOOLS));

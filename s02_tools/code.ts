@@ -4,8 +4,8 @@
  * workspace, puts a gate in front of bash, and runs read-only calls side by side.
  *
  * Files, in reading order. New in s02: tools.ts, bash.ts, workspace.ts, files.ts, search.ts.
- * Changed to wire it in: code.ts. The others are s01's, unchanged. The lesson: npm run diff s01
- * s02
+ * Changed to wire it in: code.ts. The others are s01's, unchanged. The lesson:
+ * npm run diff s01 s02
  *   code.ts          the loop and the REPL
  *   tools.ts         tools as data: the schemas, the dispatch map, running a reply's calls
  *   bash.ts          the bash tool, and the gate in front of it
@@ -102,7 +102,10 @@ async function turn(messages: MessageParam[]): Promise<void> {
 }
 
 async function main(): Promise<void> {
-  const options = parseFlags({ prompt: { type: 'string', short: 'p' } }, USAGE);
+  const flags = {
+    prompt: { type: 'string', short: 'p' },
+  } as const;
+  const options = parseFlags(flags, USAGE);
   if (!options) return; // -h printed the usage
   if (options.prompt === undefined) requireTerminal();
   if (offline) console.error(offline.banner(TOOLS));

@@ -125,7 +125,10 @@ async function turn(messages: MessageParam[], agent: Agent): Promise<void> {
 }
 
 async function main(): Promise<void> {
-  const options = parseFlags({ prompt: { type: 'string', short: 'p' } }, USAGE);
+  const flags = {
+    prompt: { type: 'string', short: 'p' },
+  } as const;
+  const options = parseFlags(flags, USAGE);
   if (!options) return; // -h printed the usage
   if (options.prompt === undefined) requireTerminal();
   const agent = mainAgent(); // s03
