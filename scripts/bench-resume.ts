@@ -96,7 +96,7 @@ for (let i = 0; i < 3; i++) resumes.push(await timeToResumed());
 console.log(`-c until "resumed with …", median of 3:  ${median(resumes).toFixed(0)} ms`);
 process.env.HOME = home;
 process.chdir(workspace);
-const { loadSession } = await import(code);
+const { loadSession } = await import(join(REPO, 's04_session/session.ts'));
 const loads = Array.from({ length: 5 }, () => {
   const started = performance.now();
   loadSession(file);
@@ -104,4 +104,4 @@ const loads = Array.from({ length: 5 }, () => {
 });
 console.log(`loadSession() alone, median of 5:        ${median(loads).toFixed(0)} ms`);
 rmSync(dir, { recursive: true, force: true });
-process.exit(0); // the imported chapter started its offline model
+process.exit(0);
