@@ -20,7 +20,7 @@ interface Section {
 
 const identity = (): Section => ({
   title: 'Identity',
-  source: 'code.ts',
+  source: 'prompt.ts',
   text:
     `You are a coding agent. You work in ${WORKDIR} for the user, through tools: you read the ` +
     'code, run commands and change files. Be brief in what you write; be thorough in what you ' +
@@ -42,7 +42,7 @@ function toolGuide(tools: Tool[]): Section {
 
 const rules = (): Section => ({
   title: 'Working rules',
-  source: 'code.ts',
+  source: 'prompt.ts',
   text: [
     '- Read a file before you edit it, and change only what the task needs.',
     '- Prefer edit_file for small changes; write_file for new files or complete rewrites.',
