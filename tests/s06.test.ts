@@ -134,7 +134,7 @@ describe.concurrent('s06: the assembled system prompt', () => {
   it('--show-prompt works offline: every section with its source and size, and the breakpoints', async () => {
     const run = await runChapter('s06', { args: ['--show-prompt'], offline: true, setup: (workspace) => project(workspace) });
     expect(run.code, run.stderr).toBe(0);
-    expect(run.stdout).toMatch(/── 1\. Identity · code\.ts · ≈\d+ tokens ──/);
+    expect(run.stdout).toMatch(/── 1\. Identity · prompt\.ts · ≈\d+ tokens ──/);
     expect(run.stdout).toMatch(/── 5\. Project instructions · .*AGENTS\.md.* · ≈\d+ tokens ──/);
     expect(run.stdout).toMatch(/cache breakpoint 1[\s\S]*<context>[\s\S]*cache breakpoint 2/);
     expect(run.stdout, 'it prints and exits: no banner, no session').not.toContain('offline demo');
