@@ -14,6 +14,7 @@ import { isEntryPoint, parseFlags, readPrompts, requireTerminal } from '../share
 import { client, describeError, offline } from '../shared/client.ts';
 import { exitingOnSignals, runCommand } from '../shared/processes.ts';
 import { finalMessage } from '../shared/stream.ts';
+import { keepEnds } from '../shared/text.ts';
 import { DIM, YELLOW, paint } from '../shared/terminal.ts';
 
 // ── Config ──────────────────────────────────────────────────────────────────────────────────
@@ -45,14 +46,12 @@ const TIMEOUT = 120; // seconds a command may run
 
 export async function runBash(command: string): Promise<string> {
   // No sandbox in s01: it runs whatever the model asks. Try it in a scratch folder.
-  let { output, status } = await runCommand(command, { cwd: WORKDIR, timeoutSeconds: TIMEOUT });
-  if (output.length > MAX_OUTPUT) {
-    // Keep the head and the tail: errors and summaries tend to be at the ends.
-    const cut = `\n… (${output.length - MAX_OUTPUT} characters cut) …\n`;
-    output = output.slice(0, MAX_OUTPUT / 2) + cut + output.slice(-MAX_OUTPUT / 2);
-  }
+  const { output, status } = await runCommand(command, { cwd: WORKDIR, timeoutSeconds: TIMEOUT });
+  // Keep the head and the tail (errors and summaries tend to be at the ends), each cut between
+  // characters: half an emoji is text the API refuses (shared/text.ts).
+  const shown = keepEnds(output, MAX_OUTPUT);
   // trimEnd, not trim: the first line's indentation can matter (`cat -n` pads its numbers).
-  return `${output.trimEnd() || '(no output)'}\n[${status}]`;
+  return `${shown.trimEnd() || '(no output)'}\n[${status}]`;
 }
 
 // ── The loop ────────────────────────────────────────────────────────────────────────────────

@@ -6,6 +6,7 @@ import { stat } from 'node:fs/promises';
 import { isAbsolute, relative } from 'node:path';
 import { createContext, Script } from 'node:vm';
 import { glob } from 'tinyglobby';
+import { head } from '../shared/text.ts';
 import { isBinary, MAX_LINE, MAX_READ, readRegularFile } from './files.ts';
 import { safePath, WORKDIR } from './workspace.ts';
 
@@ -100,7 +101,7 @@ export async function grepTool(input: GrepInput): Promise<string> {
       runWithTimeout(msLeft, () => {
         for (const { file, lines } of texts) {
           lines.forEach((line, i) => {
-            if (regex.test(line)) matches.push(`${file}:${i + 1}: ${line.slice(0, MAX_LINE)}`);
+            if (regex.test(line)) matches.push(`${file}:${i + 1}: ${head(line, MAX_LINE)}`);
           });
         }
       });

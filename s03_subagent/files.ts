@@ -7,6 +7,7 @@ import { constants, mkdirSync } from 'node:fs';
 import type { Stats } from 'node:fs';
 import { open, stat } from 'node:fs/promises';
 import { dirname } from 'node:path';
+import { head } from '../shared/text.ts';
 import { kindOf, safePath, writeAtomic } from './workspace.ts';
 
 export const MAX_LINE = 2000; // characters of one line that read_file and grep show
@@ -19,7 +20,7 @@ const MAX_BODY = MAX_RESULT - 1_000; // what read_file and edit_file fill, leavi
 const DIFF_SECONDS = 2;
 export const isBinary = (bytes: Buffer) => bytes.subarray(0, 8000).includes(0);
 export const cutLine = (line: string) => {
-  return line.length > MAX_LINE ? `${line.slice(0, MAX_LINE)}… (line cut)` : line;
+  return line.length > MAX_LINE ? `${head(line, MAX_LINE)}… (line cut)` : line;
 };
 const tooBig = (name: string) => {
   const parts = "head, tail, sed -n '100,200p', grep -n";
@@ -175,5 +176,5 @@ export async function editFileTool(input: EditInput): Promise<string> {
   const shown = diff.split('\n').map(cutLine).join('\n');
   if (shown === diff && diff.length <= MAX_BODY) return diff;
   const cut = `long lines to their first ${MAX_LINE} characters`;
-  return `${shown.slice(0, MAX_BODY)}\n(the edit was applied; this diff was cut to fit, ${cut})`;
+  return `${head(shown, MAX_BODY)}\n(the edit was applied; this diff was cut to fit, ${cut})`;
 }

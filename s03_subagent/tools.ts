@@ -4,6 +4,7 @@
  * a call that fails gets one the model can read and react to.
  */
 import type { Tool, ToolResultBlockParam, ToolUseBlock } from '@anthropic-ai/sdk/resources';
+import { head } from '../shared/text.ts';
 import { paint, YELLOW } from '../shared/terminal.ts';
 import { runBash, TIMEOUT } from './bash.ts';
 import { editFileTool, MAX_RESULT, readFileTool, writeFileTool } from './files.ts';
@@ -135,7 +136,7 @@ function capResult(content: string): string {
   const narrower =
     'a narrower pattern or path, read_file with offset and limit, or bash with head or sed';
   const cut = `result cut at ${MAX_RESULT} characters; ${rest}; ask for less: ${narrower}`;
-  return `${content.slice(0, MAX_RESULT)}\n… (${cut})`;
+  return `${head(content, MAX_RESULT)}\n… (${cut})`;
 }
 
 // NEW in s03: the tools an agent was given (a sub-agent has no `agent` tool), and the indent its

@@ -10,17 +10,31 @@ const INTERRUPTED_CALL =
 /**
  * The conversation as the API will accept it. A session that ended mid-turn (killed while a tool
  * ran) has a tool_use without its tool_result, and every later request would be refused with a
- * 400; a damaged line can leave a result whose call is gone. Answer the one, drop the other. Only
- * what is sent changes, not what is stored, so this runs on every request and resuming twice adds
- * nothing.
+ * 400; a damaged line can leave a result whose call is gone. Answer the one, drop the other; and
+ * mend half characters. Only what is sent changes, not what is stored, so this runs on every
+ * request and resuming twice adds nothing.
  */
+// Half a character: a surrogate without its partner, left where an older version of the agent cut
+// text inside an emoji. The API refuses the whole request for it, so it is sent as U+FFFD.
+const HALF_CHARACTER = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/g;
+
+/** `value` with every string in it made of whole characters; the same object if it already was. */
+function wholeCharacters<T>(value: T): T {
+  if (typeof value === 'string') return value.replace(HALF_CHARACTER, '\ufffd') as T;
+  if (typeof value !== 'object' || value === null) return value;
+  const before = Object.entries(value);
+  const after = before.map(([key, item]) => [key, wholeCharacters(item)] as const);
+  if (after.every(([, item], i) => item === before[i][1])) return value;
+  return (Array.isArray(value) ? after.map(([, item]) => item) : Object.fromEntries(after)) as T;
+}
+
 export function repairForSending(messages: MessageParam[]): MessageParam[] {
   const answer = (id: string): ToolResultBlockParam => {
     return { type: 'tool_result', tool_use_id: id, content: INTERRUPTED_CALL, is_error: true };
   };
   const out: MessageParam[] = [];
   let calls: string[] = []; // the tool_use ids of the assistant message just before
-  for (const message of messages) {
+  for (const message of messages.map(wholeCharacters)) {
     if (message.role === 'assistant') {
       if (calls.length > 0) out.push({ role: 'user', content: calls.map(answer) });
       out.push(message);

@@ -3,6 +3,7 @@
  * can wreck a machine are refused before they run.
  */
 import { runCommand } from '../shared/processes.ts';
+import { keepEnds } from '../shared/text.ts';
 import { WORKDIR } from './workspace.ts';
 
 const MAX_OUTPUT = 20_000; // characters; a `cat` of a huge log must not flood the context
@@ -18,15 +19,20 @@ const CMD =
   String.raw`(?:(?:sudo|doas|time|nice|nohup|exec|command|env|xargs)(?:\s+-\S+)*\s+|\w+=\S*\s+)*` +
   String.raw`(?:[^\s;&|()\x60]*\/)?`; // /sbin/ in /sbin/mkfs
 // What a recursive rm must never be given: /, the home folder or a top-level system folder, with
-// or without /*.
+// or without /*, and with any /. or /.. after it (~/. is the home folder too).
 const SYSTEM_DIRS =
   String.raw`bin|boot|dev|etc|home|lib\w*|opt|root|sbin|srv|sys|usr|var` + // Linux
   String.raw`|Applications|Library|System|Users`; // macOS
-const ROOTS = String.raw`(?:~|\$HOME|\$\{HOME\}|\/(?:${SYSTEM_DIRS})?)\/?\*?(?=[\s;&|)]|$)`;
+const ROOTS =
+  String.raw`(?:~|\$HOME|\$\{HOME\}|\/(?:${SYSTEM_DIRS})?)(?:\/*\.\.?)*\/*\*?(?=[\s;&|)]|$)`;
 // Disks and partitions, not /dev/null.
 const DISK = String.raw`\/dev\/(?:sd|hd|vd|xvd|nvme|mmcblk|r?disk|mapper\/)`;
 // sh, bash, /bin/bash …
 const SHELL = String.raw`(?:sudo\s+(?:-\S+\s+)*)?(?:[^\s;&|()\x60]*\/)?(?:ba|da|k|z)?sh\b`;
+// python3, perl, ruby, node: given no script (nothing, flags, or -) they run what is piped in.
+// So `curl … | python3` runs the download; `curl … | python3 -m json.tool` only prints it.
+const RUNTIME = String.raw`(?:sudo\s+)?(?:[^\s;&|()\x60]*\/)?(?:python[\d.]*|perl|ruby|node)`;
+const NO_SCRIPT = String.raw`(?:\s+-\S*)*\s*(?=[;&|)\n]|$)`;
 // The rest of one simple command, up to where the next one may start.
 const ARGS = String.raw`[^;&|\n(){}\x60]*`;
 
@@ -36,16 +42,29 @@ const DANGEROUS: [RegExp, string][] = [
     new RegExp(String.raw`${CMD}rm(?=${ARGS}\s(?:-[a-zA-Z]*[rR]|--recursive))${ARGS}\s${ROOTS}`),
     'recursive delete of /, the home folder or a system folder',
   ],
-  [new RegExp(String.raw`${CMD}mkfs(?:\.\w+)?(?=\s|$)`), 'formatting a file system (mkfs)'],
-  [new RegExp(String.raw`${CMD}dd\s${ARGS}\bof=${DISK}|>\s*${DISK}`), 'raw write to a disk'],
-  // name(){ name|name& };name — the classic is called ":", but any name works.
-  [/(?<![\w:.-])([\w:.-]+)\s*\(\s*\)\s*\{[^}]*\1\s*\|\s*\1\s*&/, 'fork bomb'],
-  // curl … | bash, and the forms without a pipe: bash <(curl …) and bash -c "$(curl …)".
+  [
+    new RegExp(String.raw`${CMD}(?:mkfs(?:\.\w+)?|mke2fs|wipefs)(?=\s|$)`),
+    'formatting or wiping a file system (mkfs, mke2fs, wipefs)',
+  ],
+  // dd of=/dev/sda and > /dev/sda; tee or shred given a disk; cp with a disk as its target (last).
   [
     new RegExp(
-      String.raw`\b(?:curl|wget)\b.*\|\s*${SHELL}` + // curl … | sh
+      String.raw`${CMD}dd\s${ARGS}\bof=${DISK}|>\s*${DISK}` +
+        String.raw`|${CMD}(?:tee|shred)(?=\s)${ARGS}\s${DISK}` +
+        String.raw`|${CMD}cp\s${ARGS}\s${DISK}[^\s;&|)]*\s*(?=[;&|)\n]|$)`,
+    ),
+    'raw write to a disk',
+  ],
+  // name(){ name|name& };name — the classic is called ":", but any name works.
+  [/(?<![\w:.-])([\w:.-]+)\s*\(\s*\)\s*\{[^}]*\1\s*\|\s*\1\s*&/, 'fork bomb'],
+  // curl … | bash, and the forms without a pipe: bash <(curl …) and bash -c "$(curl …)"; the same
+  // with python3 and the like.
+  [
+    new RegExp(
+      String.raw`\b(?:curl|wget)\b.*\|\s*(?:${SHELL}|${RUNTIME}${NO_SCRIPT})` + // curl … | sh
         // sh <(curl …), sh -c "$(curl …)"
-        String.raw`|${CMD}${SHELL}\s+(?:-\S+\s+)*\(?(?:<\(|\$\()\s*(?:curl|wget)\b`,
+        String.raw`|${CMD}(?:${SHELL}|${RUNTIME})\s+(?:-\S+\s+)*` +
+        String.raw`\(?(?:<\(|\$\()\s*(?:curl|wget)\b`,
     ),
     'piping a download into a shell',
   ],
@@ -70,12 +89,10 @@ function unquote(command: string): string {
 export async function runBash(command: string, timeout = TIMEOUT): Promise<string> {
   const danger = DANGEROUS.find(([pattern]) => pattern.test(unquote(command)));
   if (danger) throw new Error(`refused: ${danger[1]}. Do this by hand if it is really wanted.`);
-  let { output, status } = await runCommand(command, { cwd: WORKDIR, timeoutSeconds: timeout });
-  if (output.length > MAX_OUTPUT) {
-    // Keep the head and the tail: errors and summaries tend to be at the ends.
-    const cut = `\n… (${output.length - MAX_OUTPUT} characters cut) …\n`;
-    output = output.slice(0, MAX_OUTPUT / 2) + cut + output.slice(-MAX_OUTPUT / 2);
-  }
+  const { output, status } = await runCommand(command, { cwd: WORKDIR, timeoutSeconds: timeout });
+  // Keep the head and the tail (errors and summaries tend to be at the ends), each cut between
+  // characters: half an emoji is text the API refuses (shared/text.ts).
+  const shown = keepEnds(output, MAX_OUTPUT);
   // trimEnd, not trim: the first line's indentation can matter (`cat -n` pads its numbers).
-  return `${output.trimEnd() || '(no output)'}\n[${status}]`;
+  return `${shown.trimEnd() || '(no output)'}\n[${status}]`;
 }

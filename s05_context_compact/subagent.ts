@@ -7,6 +7,7 @@ import Anthropic from '@anthropic-ai/sdk';
 import type { MessageParam, TextBlockParam, Tool } from '@anthropic-ai/sdk/resources';
 import { describeError } from '../shared/client.ts';
 import { MAGENTA, paint } from '../shared/terminal.ts';
+import { head } from '../shared/text.ts';
 import type { Compaction } from './compact.ts';
 import type { SessionLog } from './session.ts';
 import type { Toolbox } from './tools.ts';
@@ -103,7 +104,7 @@ export async function runSubagent(
   const texts = blocks.filter((b) => b.type === 'text').map((b) => b.text);
   let report = texts.join('\n').trim() || '(the sub-agent gave no report)';
   if (report.length > MAX_REPORT) {
-    report = `${report.slice(0, MAX_REPORT)}\n… (report cut: it was ${report.length} characters)`;
+    report = `${head(report, MAX_REPORT)}\n… (report cut: it was ${report.length} characters)`;
   }
   // Anything but a plain end is an error the parent should see as one, with what the child said.
   if (stop === 'max_rounds') {

@@ -12,6 +12,7 @@ import type { ToolResultBlockParam, ToolUseBlockParam, Usage } from '@anthropic-
 import { client, describeError } from '../shared/client.ts';
 import { finalMessage } from '../shared/stream.ts';
 import { DIM, paint, YELLOW } from '../shared/terminal.ts';
+import { head } from '../shared/text.ts';
 import type { Agent } from './subagent.ts';
 
 const KEEP_RESULTS = 3; // the most recent tool results the model has seen stay whole…
@@ -61,7 +62,7 @@ export async function requestCompaction(state: Compaction, input: { focus?: stri
 function callName(call: ToolUseBlockParam | undefined): string {
   if (!call) return 'a tool call';
   const input = JSON.stringify(call.input);
-  return `${call.name} ${input.length > 200 ? `${input.slice(0, 200)}…` : input}`;
+  return `${call.name} ${input.length > 200 ? `${head(input, 200)}…` : input}`;
 }
 function resultText(result: ToolResultBlockParam): string {
   return typeof result.content === 'string' ? result.content : JSON.stringify(result.content);
@@ -170,7 +171,7 @@ function asText(messages: MessageParam[]): string {
       if (block.type !== 'tool_result') return '';
       const text = resultText(block);
       let shown = text;
-      if (text.length > 2_000) shown = `${text.slice(0, 2_000)}… (${text.length} characters)`;
+      if (text.length > 2_000) shown = `${head(text, 2_000)}… (${text.length} characters)`;
       const error = block.is_error ? ' (an error)' : '';
       return `RESULT of ${callName(calls.get(block.tool_use_id))}${error}:\n${shown}`;
     }),
@@ -224,7 +225,7 @@ function extractSummary(old: MessageParam[]): string {
       if (typeof path === 'string') files.add(path);
     }
     if (block.type === 'tool_result' && block.is_error) {
-      errors.push(`- ${resultText(block).slice(0, 300)}`);
+      errors.push(`- ${head(resultText(block), 300)}`);
     }
   }
   return [

@@ -6,6 +6,7 @@ import { existsSync, readFileSync, statSync } from 'node:fs';
 import type { Stats } from 'node:fs';
 import os from 'node:os';
 import { dirname, join } from 'node:path';
+import { head } from '../shared/text.ts';
 import { paint, YELLOW } from '../shared/terminal.ts';
 import { isBinary } from './files.ts';
 import { ROOT } from './workspace.ts';
@@ -73,8 +74,10 @@ export function projectInstructions(warned: Set<string>) {
   const shown = [...files].reverse().map(({ path, text }) => {
     const room = Math.max(0, Math.min(FILE_BUDGET, left));
     left -= Math.min(text.length, room);
-    const cut = text.length > room ? `\n[… ${Buffer.byteLength(text.slice(room))} bytes cut]` : '';
-    return `## ${path}\n${text.slice(0, room).trimEnd()}${cut}`;
+    const kept = head(text, room); // never half a character: the API would refuse the prompt
+    const bytes = Buffer.byteLength(text) - Buffer.byteLength(kept);
+    const cut = text.length > room ? `\n[… ${bytes} bytes cut]` : '';
+    return `## ${path}\n${kept.trimEnd()}${cut}`;
   });
   const intro =
     'The project’s instruction files follow, most general first. Follow their conventions for ' +

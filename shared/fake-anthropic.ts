@@ -223,6 +223,34 @@ class Refusal extends Error {
 }
 const bad = (message: string) => new Refusal(400, message);
 
+/**
+ * The real API's JSON parser refuses a string with half a character in it: a UTF-16 surrogate
+ * without its partner, which JSON.stringify writes as an escape such as "\ud83d" (a string cut in
+ * the middle of an emoji). The messages and their position (`line 1 column N (char N-1)`) are those
+ * users of the real API have reported: "no low surrogate in string" for a high surrogate left
+ * alone; for a low surrogate with no high one before it, "invalid high surrogate in string".
+ */
+export function surrogateError(json: string): string | undefined {
+  const hex = (at: number) => (json[at] === '\\' && json[at + 1] === 'u' ? parseInt(json.slice(at + 2, at + 6), 16) : NaN);
+  const where = (at: number) => `line 1 column ${at + 1} (char ${at})`;
+  for (let i = 0; i < json.length; i++) {
+    if (json[i] !== '\\') continue;
+    const unit = hex(i);
+    if (Number.isNaN(unit)) {
+      i++; // an escape such as \\ or \n: the character after the backslash is not one to look at
+      continue;
+    }
+    if (unit >= 0xdc00 && unit <= 0xdfff) return `invalid high surrogate in string: ${where(i)}`;
+    if (unit >= 0xd800 && unit <= 0xdbff) {
+      const next = hex(i + 6);
+      if (!(next >= 0xdc00 && next <= 0xdfff)) return `no low surrogate in string: ${where(i + 6)}`;
+      i += 6; // the pair is whole: past its low half too
+    }
+    i += 5;
+  }
+  return undefined;
+}
+
 const isObject = (v: unknown): v is Record<string, any> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 function checkHeaders(headers: Record<string, string>, opts: FakeOptions): void {
@@ -698,6 +726,8 @@ export async function startFakeAnthropic(options: FakeOptions = {}): Promise<Fak
     try {
       if (raw.length > MAX_BODY_BYTES) throw new Refusal(413, 'Request exceeds the maximum allowed number of bytes.');
       if (body === undefined) throw bad('There was an error parsing the body of your request: not valid JSON.');
+      const halfCharacter = surrogateError(raw.toString('utf8'));
+      if (halfCharacter) throw bad(`The request body is not valid JSON: ${halfCharacter}`);
       checked = validate(path, headers, body, options);
       rec.inputTokens = checked.tokens;
     } catch (err) {

@@ -542,6 +542,19 @@ describe('validation: refused like the real API', () => {
     expect(fake.requests[0].refused, 'tokens == window is within the window').toBeUndefined();
   });
 
+  it('refuses half a character (a lone UTF-16 surrogate) in any string, as the real API does', async () => {
+    const { fake, client } = await start(alwaysOk());
+    const cut = 'a'.repeat(5) + '😀'.slice(0, 1); // an emoji cut after its first half
+    const params = body({ messages: [user(cut)] });
+    const at = JSON.stringify(params).indexOf('\\ud83d') + 6; // just after the lone escape
+    const err = await rejection(client.messages.create(params as any), 'a lone high surrogate');
+    const where = `line 1 column ${at + 1} (char ${at})`;
+    expectRefusal(err, fake, badRequest(`The request body is not valid JSON: no low surrogate in string: ${where}`));
+    const whole = await start(alwaysOk());
+    await whole.client.messages.create(body({ messages: [user('a😀 and a literal \\ud83d')] }) as any);
+    expect(whole.fake.requests[0].refused, 'a whole emoji, and the text "\\ud83d", are fine').toBeUndefined();
+  });
+
   it('refuses a body that is not a JSON object', async () => {
     const { fake, client } = await start(alwaysOk());
     const err = await rejection(client.post('/v1/messages', { body: [body({ messages: [user('hi')] })] }), 'array body');

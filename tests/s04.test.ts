@@ -135,6 +135,19 @@ describe.concurrent('s04: what a crash leaves behind', () => {
     for (const line of [...all.slice(0, 3), ...all.slice(4)]) expect(() => JSON.parse(line)).not.toThrow();
   });
 
+  it('a session an older version saved with half a character in it resumes: sent mended, stored as it was', async () => {
+    const first = await runChapter('s04', { args: ['-p', 'hello'], replies: [reply(text('Hi.'))] });
+    const [file] = sessionFiles(first);
+    // A result cut inside an emoji, as versions before the surrogate-safe cut stored it.
+    const half = `${'a'.repeat(5)}${'\u{1F600}'.slice(0, 1)}`;
+    const line = { type: 'message', at: '2026-11-21T10:00:00.000Z', message: { role: 'user', content: half }, n: 3 };
+    appendFileSync(file, `${JSON.stringify(line)}\n`);
+    const run = await runChapter('s04', { ...again(first), args: ['-c', '-p', 'and now?'], replies: [reply(text('Fine.'))] });
+    expect(run.code, run.stderr).toBe(0);
+    expect(run.requests[0].body.messages[2].content, 'sent with U+FFFD for the half').toBe('aaaaa\ufffd');
+    expect(readFileSync(file, 'utf8'), 'the log still holds what was stored').toContain('"aaaaa\\ud83d"');
+  });
+
   it('a garbled line in the middle is skipped and counted; nothing else is lost', async () => {
     const first = await runChapter('s04', {
       args: ['-p', 'one'],
