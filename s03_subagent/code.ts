@@ -21,7 +21,7 @@ import { exitingOnSignals } from '../shared/processes.ts';
 import { finalMessage } from '../shared/stream.ts';
 import { DIM, paint } from '../shared/terminal.ts';
 import { AGENT_TOOL, runSubagent, type Agent } from './subagent.ts';
-import { HANDLERS, runToolCalls, TOOLS } from './tools.ts';
+import { HANDLERS, runToolCalls, TOOLS, validCalls } from './tools.ts';
 import { WORKDIR } from './workspace.ts';
 
 // ── Config ──────────────────────────────────────────────────────────────────────────────────
@@ -75,10 +75,12 @@ export async function agentLoop(messages: MessageParam[], agent: Agent): Promise
     // Keep the reply for the next round, minus what the API would refuse to take back: text that
     // is only whitespace (models send "\n\n" now and then), tool calls from a reply that did not
     // stop to have them run (cut off at max_tokens…), and block types this loop does not know.
-    const content = reply.content.filter((block) => {
+    // s01: tool calls kept as sent → s02: odd ones from other vendors' models mended (tools.ts).
+    const kept = reply.content.filter((block) => {
       if (block.type === 'text') return block.text.trim() !== '';
       return block.type === 'tool_use' && reply.stop_reason === 'tool_use';
     });
+    const content = validCalls(kept, messages);
     if (content.length > 0) messages.push({ role: 'assistant', content });
     const calls = content.filter((block) => block.type === 'tool_use');
     if (calls.length === 0) {

@@ -3,7 +3,8 @@
  * dispatch map from each tool's name to the function that runs it. Every call gets a result, and
  * a call that fails gets one the model can read and react to.
  */
-import type { Tool, ToolResultBlockParam, ToolUseBlock } from '@anthropic-ai/sdk/resources';
+import type { MessageParam, Tool, ToolResultBlockParam } from '@anthropic-ai/sdk/resources';
+import type { ToolUseBlock } from '@anthropic-ai/sdk/resources';
 import { head } from '../shared/text.ts';
 import { paint, YELLOW } from '../shared/terminal.ts';
 import { runBash, TIMEOUT } from './bash.ts';
@@ -173,6 +174,28 @@ export async function runTool(
   } catch (err) {
     return fail(err instanceof Error ? err.message : String(err));
   }
+}
+
+/**
+ * A reply's content as the API will take it back. Another vendor's model may send a tool input
+ * that is not an object ([] or null) or give two calls one id; stored as sent, they make every
+ * later request fail with a 400. Such a call keeps its place with an empty input (runTool then
+ * answers it with an error) or a fresh id. `earlier`: the conversation so far, whose ids count.
+ */
+export function validCalls<T extends { type: string }>(content: T[], earlier: MessageParam[]): T[] {
+  const blocks = earlier.flatMap((m) => (typeof m.content === 'string' ? [] : m.content));
+  const ids = new Set(blocks.flatMap((block) => (block.type === 'tool_use' ? [block.id] : [])));
+  return content.map((block) => {
+    if (block.type !== 'tool_use') return block;
+    const call = block as unknown as ToolUseBlock;
+    const { input } = call;
+    const isObject = typeof input === 'object' && input !== null && !Array.isArray(input);
+    let id = call.id;
+    for (let n = 2; ids.has(id); n++) id = `${call.id}_${n}`;
+    ids.add(id);
+    if (isObject && id === call.id) return block;
+    return { ...block, id, input: isObject ? input : {} };
+  });
 }
 
 // Tools that only look. Several of them in one reply can run at once; anything that may change

@@ -34,7 +34,7 @@ import { showPrompt, systemPrompt, turnContext } from './prompt.ts';
 import { repairForSending } from './repair.ts';
 import { newSession, printSessions, resumeSession, SessionError, SessionLog } from './session.ts';
 import { AGENT_TOOL, runSubagent, type Agent } from './subagent.ts';
-import { HANDLERS, runToolCalls, TOOLS } from './tools.ts';
+import { HANDLERS, runToolCalls, TOOLS, validCalls } from './tools.ts';
 import { WORKDIR } from './workspace.ts';
 
 // ── Config ──────────────────────────────────────────────────────────────────────────────────
@@ -113,10 +113,12 @@ export async function agentLoop(messages: MessageParam[], agent: Agent, signal?:
     // Keep the reply for the next round, minus what the API would refuse to take back: text that
     // is only whitespace (models send "\n\n" now and then), tool calls from a reply that did not
     // stop to have them run (cut off at max_tokens…), and block types this loop does not know.
-    const content = reply.content.filter((block) => {
+    // s01: tool calls kept as sent → s02: odd ones from other vendors' models mended (tools.ts).
+    const kept = reply.content.filter((block) => {
       if (block.type === 'text') return block.text.trim() !== '';
       return block.type === 'tool_use' && reply.stop_reason === 'tool_use';
     });
+    const content = validCalls(kept, messages);
     if (content.length > 0) keep({ role: 'assistant', content }); // logged before its tools run
     // NEW in s05: the context, as measured: what the model was given and what it wrote.
     if (agent.compaction) measure(agent.compaction, reply.usage, messages.length);
@@ -199,10 +201,7 @@ async function turn(messages: MessageParam[], prompt: string, agent: Agent): Pro
   };
   process.on('SIGINT', cancel);
   // s05: the prompt alone → s06: the prompt, then what changes turn to turn (prompt.ts).
-  const content: TextBlockParam[] = [
-    { type: 'text', text: prompt },
-    { type: 'text', text: turnContext() },
-  ];
+  const content: TextBlockParam[] = [prompt, turnContext()].map((text) => ({ type: 'text', text }));
   const message: MessageParam = { role: 'user', content };
   messages.push(message);
   agent.log?.append(message);

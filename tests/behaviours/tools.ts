@@ -252,6 +252,28 @@ export function toolBehaviours(chapter: string) {
     });
   });
 
+  describe.concurrent(`${chapter}: calls another vendor's model got wrong`, () => {
+    // An input that is not an object, and an id given twice: stored as sent, every later request
+    // would be refused (the strict fake refuses them as the real API does).
+    const r = shared(() =>
+      toolRound(chapter, [
+        toolUse('bash', [], 'toolu_same'),
+        toolUse('glob', null, 'toolu_other'),
+        toolUse('glob', { pattern: '*.txt' }, 'toolu_same'),
+      ], { files: { 'a.txt': 'x' } }),
+    );
+    it('answers each call (the odd inputs with an error), and sends back valid calls', () => {
+      const [first, second, third] = r().results;
+      expect(first.is_error && second.is_error, 'an input that is not an object is an error').toBe(true);
+      expect(third.content, 'the call with the repeated id still runs').toContain('a.txt');
+      const sent = r().run.requests[1].body.messages.at(-2).content;
+      const calls = sent.filter((b: { type: string }) => b.type === 'tool_use');
+      expect(new Set(calls.map((c: { id: string }) => c.id)).size, 'ids are unique').toBe(3);
+      expect(calls.map((c: { input: unknown }) => c.input), 'inputs are objects').toEqual([{}, {}, { pattern: '*.txt' }]);
+      expect(r().results.map((x) => x.tool_use_id), 'each result answers its call').toEqual(calls.map((c: { id: string }) => c.id));
+    });
+  });
+
   describe.concurrent(`${chapter}: nothing hangs, and every result is bounded`, () => {
     const wideRow = (i: number) => `${i},${'x'.repeat(1500)}`;
     const bundle = `${'var a=1;'.repeat(56_000)}HELLO${'var a=1;'.repeat(56_000)}`; // ~900 KB on one line
