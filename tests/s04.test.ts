@@ -5,7 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { reply, text, toolUse } from '../shared/fake-anthropic.ts';
 import { loopBehaviours } from './behaviours/loop.ts';
 import { runChapter, runRepl, toolResults, type RunResult } from './helpers/run-chapter.ts';
-import { logLines, loggedMessages, sessionFiles, sessionFolder } from './helpers/sessions.ts';
+import { addSessions, logLines, loggedMessages, sessionFiles, sessionFolder } from './helpers/sessions.ts';
 
 loopBehaviours('s04', {
   offlineCommands: ['run', 'read', 'list', 'search', 'write', 'edit', 'delegate', 'history'],
@@ -91,6 +91,16 @@ describe.concurrent('s04: the session log', () => {
     expect(rows[0], 'newest first, with its message count').toMatch(/^[0-9a-f]{8} .* 4 messages +write the docs$/);
     expect(rows[1], 'a prompt over several lines is shown on one').toMatch(/ 2 messages +fix the failing test$/);
     expect(list.requests).toHaveLength(0);
+  });
+
+  it('--sessions | head -1 ends quietly when the reader stops reading mid-list', async () => {
+    const first = await runChapter('s04', { args: ['-p', 'one'], replies: [reply(text('One.'))] });
+    addSessions(first, 3000); // about 300 KB of list: more than a pipe holds
+    // Through tsx, as readers run it: there the late EPIPE crashed; a plain-node run did not show it.
+    const list = await runChapter('s04', { ...again(first), args: ['--sessions'], closeStdoutAfter: 1, viaTsx: true });
+    expect(list.stdout.split('\n').length, 'the pipe closed before the list was out').toBeLessThan(3000);
+    expect(list.stderr, 'no EPIPE stack trace: see parseFlags in shared/cli.ts').not.toMatch(/EPIPE|\n\s+at /);
+    expect(list.code, 'the reader chose to stop reading: not a failure').toBe(0);
   });
 });
 

@@ -6,6 +6,7 @@ import { reply, text, toolUse } from '../shared/fake-anthropic.ts';
 import { loopBehaviours } from './behaviours/loop.ts';
 import { toolBehaviours } from './behaviours/tools.ts';
 import { runChapter } from './helpers/run-chapter.ts';
+import { addSessions } from './helpers/sessions.ts';
 
 loopBehaviours('s06', {
   offlineCommands: ['run', 'read', 'list', 'search', 'write', 'edit', 'delegate', 'compact', 'history'],
@@ -139,5 +140,33 @@ describe.concurrent('s06: the assembled system prompt', () => {
     expect(run.stdout).toMatch(/cache breakpoint 1[\s\S]*<context>[\s\S]*cache breakpoint 2/);
     expect(run.stdout, 'it prints and exits: no banner, no session').not.toContain('offline demo');
     expect(existsSync(join(run.home, '.learn-agent-harness', 'sessions')), 'no session was started').toBe(false);
+  });
+
+  it('--show-prompt | head -1 ends quietly when the reader stops reading mid-prompt', async () => {
+    // A slow git: the turn's context comes a second after the sections, so the reader has gone by then.
+    // Through tsx, as readers run it: there the late EPIPE crashed; a plain-node run did not show it.
+    const setup = (workspace: string) => {
+      mkdirSync(join(workspace, 'slow-bin'));
+      writeFileSync(join(workspace, 'slow-bin', 'git'), '#!/bin/sh\nsleep 1\nexit 128\n', { mode: 0o755 });
+    };
+    const env = { PATH: `slow-bin:${process.env.PATH}` };
+    const options = { offline: true, setup, env, closeStdoutAfter: 1, viaTsx: true };
+    const run = await runChapter('s06', { args: ['--show-prompt'], ...options });
+    expect(run.stdout, 'the pipe closed before the context was out').not.toContain('<context>');
+    expect(run.stderr, 'no EPIPE stack trace: see parseFlags in shared/cli.ts').not.toMatch(/EPIPE|\n\s+at /);
+    expect(run.code, 'the reader chose to stop reading: not a failure').toBe(0);
+  });
+});
+
+describe.concurrent('s06: sessions', () => {
+  it('--sessions | head -1 ends quietly when the reader stops reading mid-list', async () => {
+    const first = await runChapter('s06', { args: ['-p', 'one'], replies: [reply(text('One.'))] });
+    addSessions(first, 3000); // about 300 KB of list: more than a pipe holds
+    // Through tsx, as readers run it: there the late EPIPE crashed; a plain-node run did not show it.
+    const folders = { workspace: first.workspace, home: first.home };
+    const list = await runChapter('s06', { folders, args: ['--sessions'], closeStdoutAfter: 1, viaTsx: true });
+    expect(list.stdout.split('\n').length, 'the pipe closed before the list was out').toBeLessThan(3000);
+    expect(list.stderr, 'no EPIPE stack trace: see parseFlags in shared/cli.ts').not.toMatch(/EPIPE|\n\s+at /);
+    expect(list.code, 'the reader chose to stop reading: not a failure').toBe(0);
   });
 });

@@ -5,7 +5,7 @@
  *   logLines(file)               → every line, parsed: the header, then messages (and other entries)
  *   loggedMessages(file)         → the messages only, as they went to the API
  */
-import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 
 /** The folder holding the run's workspace's sessions (one workspace a run, so one folder). */
@@ -31,3 +31,20 @@ export const loggedMessages = (file: string): any[] =>
   logLines(file)
     .filter((line) => line.type === 'message')
     .map((line) => line.message);
+
+/**
+ * Give the run's workspace `count` more sessions (headers and one message each, titles of 70
+ * characters): enough for `--sessions` to print more than a pipe holds (64 KB), so a reader who
+ * stops reading (`| head -1`) closes it while the list is still being written.
+ */
+export function addSessions(run: { home: string }, count: number): void {
+  const folder = sessionFolder(run);
+  const workspace = logLines(sessionFiles(run)[0])[0].workspace;
+  for (let i = 0; i < count; i++) {
+    const id = `${String(i).padStart(8, '0')}-0000-4000-8000-000000000000`;
+    const title = `session ${i} `.padEnd(70, 'x');
+    const header = { type: 'session', version: 1, id, workspace, created: new Date().toISOString(), title };
+    const message = { type: 'message', at: header.created, message: { role: 'user', content: title }, n: 1 };
+    writeFileSync(join(folder, `${id}.jsonl`), `${JSON.stringify(header)}\n${JSON.stringify(message)}\n`, { mode: 0o600 });
+  }
+}
