@@ -5,7 +5,7 @@
  * files. What changes every turn (the date, git status) goes into the message you send instead.
  */
 import type { TextBlockParam, Tool } from '@anthropic-ai/sdk/resources';
-import { execFileSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import os from 'node:os';
 import { CYAN, paint, YELLOW } from '../shared/terminal.ts';
 import { estimate } from './compact.ts';
@@ -98,22 +98,65 @@ export function systemPrompt(inputs: PromptInputs): TextBlockParam[] {
  */
 export function turnContext(): string {
   const lines = [`Date: ${new Date().toISOString().slice(0, 10)}`];
-  const git = (...args: string[]) => {
-    const options = { cwd: WORKDIR, encoding: 'utf8', timeout: 2000, stdio: 'pipe' } as const;
-    return execFileSync('git', args, options);
-  };
-  try {
-    const branch = git('branch', '--show-current').trim() || '(none: a detached HEAD)';
-    const status = git('status', '--short').trimEnd().split('\n').filter(Boolean);
-    const shown = status.slice(0, 10).join('\n');
-    const more = status.length > 10 ? `\n… and ${status.length - 10} more` : '';
-    let changes = 'no changes';
-    if (status.length > 0) changes = `${status.length} changed file(s):\n${shown}${more}`;
-    lines.push(`Git: branch ${branch}, ${changes}`);
-  } catch {
-    // not a git repository, or no git: nothing to say
-  }
+  const branch = git(['branch', '--show-current']);
+  if (branch.status === 0) {
+    const name = branch.stdout.trim() || '(none: a detached HEAD)';
+    // Not into submodules: each has a config of its own.
+    const status = git([...filtersOff(), 'status', '--short', '--ignore-submodules=all']);
+    lines.push(`Git: branch ${name}, ${describeStatus(status)}`);
+  } // else not a git repository, or no git: nothing to say
   return `<context>\n${lines.join('\n')}\n</context>`;
+}
+
+const GIT_SECONDS = 2; // a git command that takes longer is stopped…
+const GIT_BYTES = 1_000_000; // …and so is one that writes more: what it wrote so far is used
+
+/**
+ * Run git so that the repository's own config cannot start a program. A repository you were given
+ * (an archive, a shared folder) brings its own .git/config, and `git status` runs what it names:
+ * the command in core.fsmonitor, and, when it writes the index (an "optional lock"), the
+ * post-index-change hook. Both are off here; filtersOff empties the filters.
+ */
+function git(args: string[]) {
+  const options = {
+    cwd: WORKDIR,
+    encoding: 'utf8',
+    timeout: GIT_SECONDS * 1000,
+    maxBuffer: GIT_BYTES,
+  } as const;
+  return spawnSync('git', ['--no-optional-locks', '-c', 'core.fsmonitor=false', ...args], options);
+}
+
+/**
+ * A filter's clean command runs when git status compares a file with the index; the config names
+ * each filter, so each is emptied by name: filter.lfs.clean → -c filter.lfs.clean= and the same
+ * for .process, and .required=false, or an empty required filter fails the status.
+ */
+function filtersOff(): string[] {
+  const keys = git(['config', '--name-only', '--get-regexp', '^filter\\.']).stdout ?? '';
+  // filter.lfs.clean, filter.lfs.smudge → filter.lfs
+  const filters = keys.split('\n').filter(Boolean).map((key) => key.replace(/\.[^.]*$/, ''));
+  return [...new Set(filters)].flatMap((filter) => {
+    return ['-c', `${filter}.clean=`, '-c', `${filter}.process=`, '-c', `${filter}.required=false`];
+  });
+}
+
+/** git status --short, in at most 10 lines, and what was left out: never silently nothing. */
+function describeStatus(status: ReturnType<typeof git>): string {
+  // Stopped (too long, or too much): the whole lines it wrote so far, and the rest not counted.
+  const stopped = status.error as NodeJS.ErrnoException | undefined;
+  if (status.status !== 0 && !stopped) return 'no status (git status failed)';
+  // What follows the last newline is '' or, when git was stopped, half a line: dropped.
+  const files = status.stdout.split('\n').slice(0, -1);
+  const shown = files.slice(0, 10).join('\n');
+  if (stopped) {
+    const limit = stopped.code === 'ETIMEDOUT' ? `${GIT_SECONDS} s` : `${GIT_BYTES / 1e6} MB`;
+    const why = `git status was stopped after ${limit}; the rest were not counted`;
+    return `over ${files.length} changed files (${why}):\n${shown}\n… and more`;
+  }
+  if (files.length === 0) return 'no changes';
+  const more = files.length > 10 ? `\n… and ${files.length - 10} more` : '';
+  return `${files.length} changed file(s):\n${shown}${more}`;
 }
 
 /** `--show-prompt` and `/prompt`: each section with its source and size, and the breakpoints. */

@@ -66,6 +66,11 @@ export interface RunOptions {
    * the cached bundle: slower, so one test per chapter, to prove the chapter runs as a reader runs it.
    */
   viaTsx?: boolean;
+  /**
+   * Start the chapter under this command, which then runs node: e.g. ['setpriv', …] to run it as
+   * root without root's power to read any file.
+   */
+  wrapper?: string[];
   /** Stop reading stdout after this many lines, as `… | head -N` does (runChapter only). */
   closeStdoutAfter?: number;
   /**
@@ -123,6 +128,7 @@ async function prepare(chapter: string, opts: RunOptions) {
   // Bundle first: code that does not compile fails here with esbuild's message, before anything starts.
   const command = opts.viaTsx ? [TSX_CLI, code] : [process.execPath, await bundleChapter(code)];
   command.push(...(opts.args ?? []));
+  command.unshift(...(opts.wrapper ?? []));
 
   // Workspace and home share one folder of their own, so a `..` from the workspace (a test that
   // tries to escape it, say) lands in this run's folder, not in the shared /tmp with other runs.
