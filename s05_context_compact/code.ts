@@ -20,12 +20,14 @@
  */
 import type { Message, MessageCreateParams, MessageParam } from '@anthropic-ai/sdk/resources';
 import { isEntryPoint, parseFlags, readPrompts, requireTerminal } from '../shared/cli.ts';
+import { usageError } from '../shared/cli.ts';
 import { client, describeError, offline } from '../shared/client.ts';
 import { exitingOnSignals, killCommands } from '../shared/processes.ts';
 import { finalMessage } from '../shared/stream.ts';
 import { DIM, paint, YELLOW } from '../shared/terminal.ts';
-import { compact, compactIfFull, COMPACT_TOOL, isTooLong, measure } from './compact.ts';
-import { microCompact, requestCompaction, startCompaction } from './compact.ts';
+import { checkPromptFits, compact, compactCommand, compactIfFull } from './compact.ts';
+import { COMPACT_TOOL, isTooLong, lookUpWindow, measure, microCompact } from './compact.ts';
+import { requestCompaction, startCompaction } from './compact.ts';
 import { repairForSending } from './repair.ts';
 import { newSession, printSessions, resumeSession, SessionError, SessionLog } from './session.ts';
 import { AGENT_TOOL, runSubagent, type Agent } from './subagent.ts';
@@ -89,9 +91,10 @@ export async function agentLoop(messages: MessageParam[], agent: Agent, signal?:
     try {
       reply = await streamReply(params(), agent.print, signal);
     } catch (err) {
-      // NEW in s05: "prompt is too long" → compact, and try once more.
+      // NEW in s05: "prompt is too long" → compact all it can (the API counts, not the estimate).
       if (!agent.compaction || !isTooLong(err)) throw err;
-      await compact(messages, agent, { why: 'the API said the prompt is too long', signal });
+      const why = 'the API said the prompt is too long';
+      if (!(await compact(messages, agent, { why, whole: true, signal }))) throw err;
       reply = await streamReply(params(), agent.print, signal);
     }
     agent.usage.input += reply.usage.input_tokens;
@@ -129,9 +132,9 @@ export async function agentLoop(messages: MessageParam[], agent: Agent, signal?:
     signal?.throwIfAborted();
     // NEW in s05: the model called `compact`: now that every call of its reply is answered.
     if (agent.compaction?.requested) {
-      const { focus } = agent.compaction.requested;
+      const asked = agent.compaction.requested;
       agent.compaction.requested = undefined;
-      await compact(messages, agent, { why: 'the model asked', focus, whole: true, signal });
+      await compact(messages, agent, { ...asked, signal });
     }
   }
   console.error(`${agent.indent}(stopped after ${agent.maxRounds} rounds without a final answer)`);
@@ -236,10 +239,13 @@ async function main(): Promise<void> {
   const { log, messages: history } = openSession(options);
   const agent = mainAgent(log); // s03
   if (offline) console.error(offline.banner(agent.tools));
+  // NEW in s05: the window, looked up now (5 s at most; Ctrl+C leaves), or a bad CONTEXT_WINDOW.
+  const lookup = exitingOnSignals(['SIGINT'], () => lookUpWindow(agent.compaction!));
   const id = log.id.slice(0, 8);
   const what = history.length > 0 ? `resumed with ${history.length} messages` : 'new';
   const resume = `npx tsx s05_context_compact/code.ts -r ${id}`;
   console.error(paint(DIM, `session ${id} (${what}); to come back to it: ${resume}`));
+  await lookup.then((badWindow) => badWindow && usageError(badWindow, USAGE));
 
   // -p: that one prompt, then exit. Else the REPL: each prompt you type, until exit or Ctrl+D.
   const prompts = options.prompt === undefined ? readPrompts('s05 >> ') : [options.prompt];
@@ -248,18 +254,11 @@ async function main(): Promise<void> {
       printSessions(); // s04
       continue;
     }
-    // NEW in s05: /compact, or /compact <what the summary must keep>
-    if (query === '/compact' || query.startsWith('/compact ')) {
-      const focus = query.slice('/compact'.length).trim() || undefined;
-      try {
-        await compact(history, agent, { why: 'you asked', focus, whole: true });
-      } catch (err) {
-        console.error(describeError(err));
-      }
-      continue;
-    }
+    // NEW in s05: /compact, or /compact <what the summary must keep> (compact.ts).
+    if (await compactCommand(query, history, agent)) continue;
     let interrupted = false;
     try {
+      await checkPromptFits(query, agent); // NEW in s05: one too big for the window is not kept
       interrupted = await turn(history, query, agent);
     } catch (err) {
       console.error(describeError(err)); // the REPL stays usable; the prompt stays in history

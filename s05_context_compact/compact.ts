@@ -12,14 +12,18 @@ import type { ToolResultBlockParam, ToolUseBlockParam, Usage } from '@anthropic-
 import { client, describeError } from '../shared/client.ts';
 import { finalMessage } from '../shared/stream.ts';
 import { DIM, paint, YELLOW } from '../shared/terminal.ts';
+import { keepEnds } from '../shared/text.ts';
 import { head } from '../shared/text.ts';
 import type { Agent } from './subagent.ts';
 
 const KEEP_RESULTS = 3; // the most recent tool results the model has seen stay whole…
 const SMALL_RESULT = 2_000; // …and so does any result up to this many characters
 const MARGIN = 13_000; // tokens kept free besides the reply's, for estimates that are off
+const ROOM_SHARE = 0.5; // …but with the reply's room, at most this share of a small window
+const MIN_WINDOW = 10_000; // below this, the prompt, tools and a summary leave no room to work
 const TAIL_SHARE = 0.1; // the share of the window kept word for word after a summary
 const MAX_FAILURES = 3; // failed auto-compactions in a row before giving up on them
+const LOOKUP_TIMEOUT = 5_000; // ms to wait for the Models API to tell the window
 
 /** What compaction keeps between calls. The main agent has one; a sub-agent has none. */
 export interface Compaction {
@@ -28,7 +32,7 @@ export interface Compaction {
   measured: { tokens: number; messages: number }; // the context, up to the first `messages`
   window?: number; // the model's context window, once looked up
   failures: number; // auto-compactions in a row that failed: no summary, or still too big
-  requested?: { focus?: string }; // the model called `compact`: done when its round is over
+  requested?: CompactOptions; // the model called `compact`: done when its round is over
 }
 
 export function startCompaction(model: string, maxTokens: number): Compaction {
@@ -54,7 +58,8 @@ export const COMPACT_TOOL: Tool = {
 
 /** The `compact` tool: the compaction happens once every call of the model's reply is answered. */
 export async function requestCompaction(state: Compaction, input: { focus?: string }) {
-  state.requested = input;
+  const { focus } = input; // the model's words, and the summariser is told so
+  state.requested = { why: 'the model asked', focus, askedBy: 'assistant', whole: true };
   return 'The conversation will be compacted when this round of tool calls is over.';
 }
 
@@ -132,14 +137,35 @@ export function contextSize(messages: MessageParam[], agent: Agent): number {
   return measured.tokens + estimate(messages.slice(measured.messages));
 }
 
+/** At start-up: the window, looked up now; or what is wrong with CONTEXT_WINDOW, if anything. */
+export async function lookUpWindow(state: Compaction): Promise<string | undefined> {
+  const setting = process.env.CONTEXT_WINDOW;
+  const usable = !setting || (/^\d+$/.test(setting) && Number(setting) >= MIN_WINDOW);
+  if (!usable) return `CONTEXT_WINDOW=${setting}: expected a number, ${MIN_WINDOW} tokens or more`;
+  await contextWindow(state);
+}
+
 /** The model's context window: CONTEXT_WINDOW if set, else the Models API's, else 200,000. */
 async function contextWindow(state: Compaction): Promise<number> {
   if (Number(process.env.CONTEXT_WINDOW) > 0) return Number(process.env.CONTEXT_WINDOW);
-  state.window ??= await client.models.retrieve(state.model).then(
+  // Looked up once, and not waited for long: an endpoint may never answer.
+  const options = { timeout: LOOKUP_TIMEOUT, maxRetries: 0 };
+  state.window ??= await client.models.retrieve(state.model, {}, options).then(
     (model) => model.max_input_tokens ?? 200_000,
-    () => 200_000, // an Anthropic-compatible vendor may not serve the Models API
+    (err) => {
+      // An Anthropic-compatible vendor may not serve the Models API, or may never answer.
+      const why = `the Models API did not say (${describeError(err)})`;
+      console.error(paint(DIM, `[context window: ${why}; assuming 200,000 tokens]`));
+      return 200_000;
+    },
   );
   return state.window;
+}
+
+/** Where compaction starts: the window, minus room for the longest reply and the margin. */
+function threshold(state: Compaction, window: number): number {
+  // A small window cannot spare 21,000 tokens (CONTEXT_WINDOW=20000): the room shrinks with it.
+  return window - Math.min(state.maxTokens + MARGIN, window * ROOM_SHARE);
 }
 
 const SUMMARY_SYSTEM =
@@ -157,13 +183,15 @@ const SUMMARY_PROMPT = [
   'Answer with the summary only, in plain text. Do not call any tool.',
 ].join('\n');
 
+const SHOWN_TEXT = 10_000; // characters of a prompt or reply that a summary request shows
+
 /** A conversation as plain text for the summary request: with no tool blocks, no pairing rule. */
 function asText(messages: MessageParam[]): string {
   const calls = new Map<string, ToolUseBlockParam>();
   const lines = messages.flatMap((message) =>
     blocksOf(message).map((block) => {
       const who = message.role === 'user' ? 'USER' : 'ASSISTANT';
-      if (block.type === 'text') return `${who}: ${block.text}`;
+      if (block.type === 'text') return `${who}: ${keepEnds(block.text, SHOWN_TEXT)}`;
       if (block.type === 'tool_use') {
         calls.set(block.id, block);
         return `ASSISTANT called ${callName(block)}`;
@@ -185,8 +213,9 @@ export function isTooLong(err: unknown): boolean {
 
 /** The model's summary of `old`. If that request is too long too, the oldest half is left out. */
 async function summarise(old: MessageParam[], state: Compaction, options: CompactOptions) {
+  const { focus, askedBy } = options;
   let ask = SUMMARY_PROMPT;
-  if (options.focus) ask += `\nThe user asked to keep in particular: ${options.focus}`;
+  if (focus) ask += `\nThe ${askedBy} asked to keep in particular: ${focus}`;
   for (let from = 0; ; from = Math.ceil((from + old.length) / 2)) {
     let skipped = '';
     if (from > 0) skipped = `[${from} earlier messages left out: they are in the transcript]\n\n`;
@@ -216,7 +245,7 @@ function extractSummary(old: MessageParam[]): string {
   const isPrompt = (m: MessageParam) => !blocksOf(m).some((block) => block.type === 'tool_result');
   const prompts = old.filter((m) => m.role === 'user' && isPrompt(m));
   const firsts = prompts.map((m) => blocksOf(m)[0]);
-  const requests = firsts.map((b) => `- ${b?.type === 'text' ? b.text : ''}`);
+  const requests = firsts.map((b) => `- ${b?.type === 'text' ? keepEnds(b.text, SHOWN_TEXT) : ''}`);
   const files = new Set<string>();
   const errors: string[] = [];
   for (const block of old.flatMap(blocksOf)) {
@@ -236,18 +265,39 @@ function extractSummary(old: MessageParam[]): string {
   ].join('\n\n');
 }
 
+const isResults = (m: MessageParam) => blocksOf(m).some((block) => block.type === 'tool_result');
+const SUMMARY_HEAD = '[Earlier conversation, compacted.';
+const REQUEST = '\n\nThe request being worked on, word for word:\n';
+
+/**
+ * A cut inside a turn would leave its prompt to the summary: it follows it word for word instead
+ * (after a second compaction in that turn, as the first summary message kept it).
+ */
+function requestInProgress(old: MessageParam[], tail: MessageParam[]): string {
+  const isPrompt = (m: MessageParam) => m.role === 'user' && !isResults(m);
+  // Nothing kept (no turn is going on), or the tail opens a turn with its own prompt.
+  if (tail.length === 0 || tail.some(isPrompt)) return '';
+  const prompt = old.findLast(isPrompt);
+  const first = prompt && blocksOf(prompt)[0]; // s06 adds a block of context after your words
+  if (first?.type !== 'text') return '';
+  if (!first.text.startsWith(SUMMARY_HEAD)) return `${REQUEST}${first.text}`;
+  const at = first.text.lastIndexOf(REQUEST);
+  return at === -1 ? '' : first.text.slice(at);
+}
+
 /**
  * Where the kept tail starts: about TAIL_SHARE of the window back, but never later than what the
- * model has not answered yet (your prompt, or the results of its latest calls, with those calls),
- * and at a message that no tool_use is cut off from. `whole`: as early as that allows, for a
- * compaction that was asked for.
+ * model has not answered yet (your newest prompt, or the results of its latest calls, with those
+ * calls), and at a message that no tool_use is cut off from. `whole`: as early as that allows, for
+ * a compaction that was asked for, or that the API's "prompt is too long" calls for.
  */
 function tailStart(messages: MessageParam[], window: number, whole: boolean): number {
   const lastReply = messages.findLastIndex((message) => message.role === 'assistant');
-  if (lastReply === -1) return 0; // the model has seen nothing yet
-  const isResults = (m: MessageParam) => blocksOf(m).some((block) => block.type === 'tool_result');
-  const answersIt = messages.slice(lastReply + 1).some(isResults);
-  let start = answersIt ? lastReply : lastReply + 1;
+  const last = messages.at(-1);
+  // A prompt before your newest that was never answered (one the API refused) may be summarised.
+  let start = messages.length; // the model has answered everything
+  if (last?.role === 'user') start = isResults(last) ? lastReply : messages.length - 1;
+  if (start <= 0) return 0; // the model has seen nothing yet
   while (!whole && start > 0 && estimate(messages.slice(start - 1)) < window * TAIL_SHARE) start--;
   // A tail may open with a reply, or with a message of yours; never with results whose calls it
   // left out.
@@ -257,8 +307,9 @@ function tailStart(messages: MessageParam[], window: number, whole: boolean): nu
 
 interface CompactOptions {
   why: string; // said in the notice: 'auto', 'you asked', …
-  focus?: string; // what the summary must keep in particular
-  whole?: boolean; // summarise all that can be (asked for), not just the older part (auto)
+  focus?: string; // what the summary must keep in particular…
+  askedBy?: 'user' | 'assistant'; // …in whose words: /compact is yours, the tool is the model's
+  whole?: boolean; // summarise all that can be (asked for, or refused), not just the older part
   signal?: AbortSignal; // Ctrl+C: nothing is compacted
 }
 
@@ -272,11 +323,9 @@ export async function compact(messages: MessageParam[], agent: Agent, options: C
   const window = await contextWindow(state);
   const before = contextSize(messages, agent);
   const cut = tailStart(messages, window, options.whole ?? false);
-  if (cut === 0) return; // nothing old enough to summarise
+  if (cut === 0) return false; // nothing old enough to summarise
   const old = messages.slice(0, cut);
-  const transcript = agent.log?.transcript(old) ?? '(not saved: no session)';
-  const saved = `${cut} messages saved to ${transcript}`;
-  console.error(paint(DIM, `[compacting (${options.why}): ${saved}]`));
+  console.error(paint(DIM, `[compacting (${options.why}): ${cut} messages]`));
   let summary: string;
   let failed = false;
   try {
@@ -288,25 +337,62 @@ export async function compact(messages: MessageParam[], agent: Agent, options: C
     summary = extractSummary(old);
     failed = true;
   }
+  // Saved now, whole, just before it is replaced: a Ctrl+C during the summary leaves nothing.
+  const transcript = agent.log?.transcript(old) ?? '(not saved: no session)';
   const where = `The full text is in ${transcript} (JSON Lines: search it with bash, e.g. grep).`;
-  const content = `[Earlier conversation, compacted. ${where}]\n\n${summary}`;
+  // The request being worked on, if the cut fell inside its turn, follows word for word.
+  const request = requestInProgress(old, messages.slice(cut));
+  const content = `${SUMMARY_HEAD} ${where}]\n\n${summary}${request}`;
   const message: MessageParam = { role: 'user', content };
   messages.splice(0, cut, message);
   agent.log?.compaction(cut, message, transcript);
   state.measured = { tokens: 0, messages: 0 }; // the next reply measures it again
   const after = contextSize(messages, agent);
   if (options.why === 'auto') {
-    const stillFull = after > window - state.maxTokens - MARGIN;
+    const stillFull = after > threshold(state, window);
     state.failures = failed || stillFull ? state.failures + 1 : 0;
   }
-  console.error(paint(DIM, `[compacted: context ${before} → ${after} tokens (estimated)]`));
+  const saved = `${cut} messages saved to ${transcript}; context ${before} → ${after} tokens`;
+  console.error(paint(DIM, `[compacted: ${saved} (estimated)]`));
+  return true;
+}
+
+/** `/compact [focus]` at the REPL, or false if `query` is not one. Ctrl+C cancels it: no change. */
+export async function compactCommand(query: string, messages: MessageParam[], agent: Agent) {
+  if (query !== '/compact' && !query.startsWith('/compact ')) return false;
+  const focus = query.slice('/compact'.length).trim() || undefined;
+  const interrupt = new AbortController();
+  const cancel = () => interrupt.abort();
+  process.on('SIGINT', cancel);
+  const options = { why: 'you asked', focus, askedBy: 'user', whole: true } as const;
+  try {
+    await compact(messages, agent, { ...options, signal: interrupt.signal });
+  } catch (err) {
+    if (!interrupt.signal.aborted) console.error(describeError(err));
+    else console.error(paint(YELLOW, '(interrupted: nothing was compacted)'));
+  } finally {
+    process.off('SIGINT', cancel);
+  }
+  return true;
+}
+
+/** A prompt that cannot fit even after a summary is refused: kept, it would fail every request. */
+export async function checkPromptFits(prompt: string, agent: Agent): Promise<void> {
+  const state = agent.compaction!;
+  const window = await contextWindow(state);
+  const size = estimate([agent.system, agent.tools, prompt]); // with what every request sends
+  const free = window - threshold(state, window); // for the reply, and estimates that are off
+  if (size <= window - free) return;
+  const room = `the context window is ${window} tokens, with ${free} kept free`;
+  const instead = 'put the text in a file and ask for the file to be read';
+  throw new Error(`that prompt is about ${size} tokens, and ${room}. Not sent: ${instead}.`);
 }
 
 /** Tier 2, before a request: past the threshold, compact (unless it failed MAX_FAILURES times). */
 export async function compactIfFull(messages: MessageParam[], agent: Agent, signal?: AbortSignal) {
   const state = agent.compaction!;
-  const threshold = (await contextWindow(state)) - state.maxTokens - MARGIN;
-  if (contextSize(messages, agent) <= threshold || state.failures >= MAX_FAILURES) return;
+  const full = contextSize(messages, agent) > threshold(state, await contextWindow(state));
+  if (!full || state.failures >= MAX_FAILURES) return;
   await compact(messages, agent, { why: 'auto', signal });
   if (state.failures === MAX_FAILURES) {
     console.error(paint(YELLOW, 'compaction keeps failing; it is off for this run'));

@@ -1,4 +1,6 @@
-import { readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { describe, expect, it, vi } from 'vitest';
 import { checkMessages, httpError, reply, startFakeAnthropic, text, toolUse, type Reply } from '../shared/fake-anthropic.ts';
@@ -75,9 +77,9 @@ describe.concurrent('s05 tier 2: a summary in place of the older conversation', 
   it('compacts past the threshold: transcript first, then a summary the next request starts with', async () => {
     const run = await runChapter('s05', { args: ['-p', 'count it all'], env: { CONTEXT_WINDOW: '40000' }, respond: bigRounds(3) });
     expect(run.code, run.stderr).toBe(0);
-    expect(run.stderr).toMatch(/\[compacting \(auto\): \d+ messages saved to (\S+)\]/);
-    const [, count, transcript] = run.stderr.match(/\[compacting \(auto\): (\d+) messages saved to (\S+)\]/)!;
-    expect(run.stderr, 'the context before and after').toMatch(/\[compacted: context \d+ → \d+ tokens/);
+    expect(run.stderr).toMatch(/\[compacting \(auto\): \d+ messages\]/);
+    const [, count, transcript] = run.stderr.match(/\[compacted: (\d+) messages saved to (\S+);/)!;
+    expect(run.stderr, 'the context before and after').toMatch(/; context \d+ → \d+ tokens \(estimated\)\]/);
     const log = logOf(run);
     const compaction = log.find((l) => l.type === 'compaction');
     expect(compaction, 'the log records the compaction').toMatchObject({ replaced: Number(count), transcript });
@@ -190,6 +192,9 @@ describe.concurrent('s05 tier 3: the compact tool and /compact', () => {
     expect(run.code, run.stderr).toBe(0);
     expect(summaryBody, 'a summary was asked for').toBeDefined();
     expect(summaryBody.messages.at(-1).content, 'the focus goes into the summary prompt').toContain('the database schema');
+    expect(summaryBody.messages.at(-1).content, 'in the model’s words, not the user’s').toContain(
+      'The assistant asked to keep in particular: the database schema',
+    );
     const after = run.requests.at(-1)!.body.messages;
     expect(after[0].content).toMatch(/^\[Earlier conversation, compacted[\s\S]*SUMMARY with the focus/);
     // The model has not seen the results of that reply yet: they, and the calls, are kept as they were.
@@ -206,10 +211,38 @@ describe.concurrent('s05 tier 3: the compact tool and /compact', () => {
     });
     expect(run.code, run.stdout).toBe(0);
     const summary = run.requests.find((r) => isSummary(r.body))!.body;
-    expect(summary.messages.at(-1).content).toContain('keep in particular: keep the API design');
+    expect(summary.messages.at(-1).content, 'in your words').toContain('The user asked to keep in particular: keep the API design');
     const last = run.requests.at(-1)!.body;
     expect(last.messages[0].content, 'the conversation goes on from the summary').toMatch(/SUMMARY: said hello/);
     expect(JSON.stringify(last), 'the focus is not in the conversation').not.toContain('keep the API design');
+  });
+});
+
+describe.concurrent('s05: transcripts', () => {
+  it('a transcript is never written over another, even after one was deleted', async () => {
+    // Each run: the model asks to compact, then answers.
+    const compactingRun = (folders?: { workspace: string; home: string }) => {
+      let turns = 0;
+      return runChapter('s05', {
+        ...(folders ? { folders, args: ['-c', '-p', 'tidy up again'] } : { args: ['-p', 'tidy up'] }),
+        respond: (body) => {
+          if (isSummary(body)) return reply(text('SUMMARY.'));
+          return ++turns === 1 ? reply(toolUse('compact', {})) : reply(text('Tidied.'));
+        },
+      });
+    };
+    const transcripts = (run: RunResult) => logOf(run).filter((l) => l.type === 'compaction').map((l) => l.transcript);
+    const first = await compactingRun();
+    const folders = { workspace: first.workspace, home: first.home };
+    const second = await compactingRun(folders);
+    const [one, two] = transcripts(second);
+    const kept = readFileSync(two, 'utf8');
+    rmSync(one); // a reader tidying up
+    const third = await compactingRun(folders);
+    expect(third.code, third.stderr).toBe(0);
+    const newest = transcripts(third)[2];
+    expect(newest, 'the third compaction has a file of its own').not.toBe(two);
+    expect(readFileSync(two, 'utf8'), 'and the second transcript is as it was').toBe(kept);
   });
 });
 

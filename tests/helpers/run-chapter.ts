@@ -82,6 +82,11 @@ export interface RunOptions {
   cwd?: string;
   /** Send `signal` to the chapter's process once its stderr matches `after` (runChapter only). */
   signalWhen?: { after: RegExp; signal: NodeJS.Signals };
+  /**
+   * Run under `ulimit -f` (in KB, through bash): a write past that size of any file fails with
+   * EFBIG, partway, as one fails with ENOSPC when the disk fills up.
+   */
+  fileSizeLimitKb?: number;
 }
 
 export interface RunResult {
@@ -128,6 +133,9 @@ async function prepare(chapter: string, opts: RunOptions) {
   // Bundle first: code that does not compile fails here with esbuild's message, before anything starts.
   const command = opts.viaTsx ? [TSX_CLI, code] : [process.execPath, await bundleChapter(code)];
   command.push(...(opts.args ?? []));
+  if (opts.fileSizeLimitKb !== undefined) {
+    command.unshift('bash', '-c', `ulimit -f ${opts.fileSizeLimitKb} && exec "$@"`, 'bash');
+  }
   command.unshift(...(opts.wrapper ?? []));
 
   // Workspace and home share one folder of their own, so a `..` from the workspace (a test that
