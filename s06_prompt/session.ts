@@ -4,8 +4,9 @@
  */
 import type { MessageParam } from '@anthropic-ai/sdk/resources';
 import { createHash, randomUUID } from 'node:crypto';
-import { appendFileSync, closeSync, existsSync, fstatSync, mkdirSync, openSync } from 'node:fs';
-import { readdirSync, readFileSync, readSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { accessSync, appendFileSync, closeSync, constants, existsSync, fstatSync } from 'node:fs';
+import { linkSync, lstatSync, mkdirSync, openSync, readdirSync, readFileSync } from 'node:fs';
+import { readSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import { basename, dirname, join, relative } from 'node:path';
 import { paint, YELLOW } from '../shared/terminal.ts';
@@ -17,7 +18,7 @@ import { ROOT, WORKDIR } from './workspace.ts';
 //   {"type":"session","version":1,"id":"3f2a…","workspace":"/home/me/app","created":"…",…}
 //   {"type":"message","at":"…","message":{"role":"user","content":"fix it"},"n":1}
 //   {"type":"message","at":"…","message":{"role":"assistant","content":[…]},"n":2}
-//   {"type":"subagent","at":"…","file":"3f2a9c1e-…/agent-1.jsonl","task":"…"}   ← the child's file
+//   {"type":"subagent","at":"…","file":"3f2a9c1e-…/agent-5e1d0c3a.jsonl","task":"…"}  ← its file
 const FORMAT = 1;
 const HASH = createHash('sha256').update(ROOT).digest('hex').slice(0, 8);
 const FOLDER = `${basename(ROOT)}-${HASH}`;
@@ -36,10 +37,15 @@ const now = () => new Date().toISOString();
 export class SessionError extends Error {}
 
 export class SessionLog {
+  private unsaved = ''; // lines a failed write left, to write again
+  private checkTail = true; // the file may end in a torn line: a crash's, or a failed write's
+  private warned = false; // a failed write is told once
+
   constructor(
     readonly id: string,
     readonly file: string,
     private n = 0, // the number of the last message in the file
+    private create = { lock: false }, // a new session locks its file as the file appears
   ) {}
 
   /** Append one message, as soon as it is complete. The first one creates the file. */
@@ -64,19 +70,23 @@ export class SessionLog {
     return new SessionLog(`${this.id}/${basename(file, '.jsonl')}`, file);
   }
 
-  /** The next `<kind>-N.jsonl` in the folder beside this log, which holds the session's files. */
+  /** A new `<kind>-<random>.jsonl` in the folder beside this log, which holds its side files. */
   private newFile(kind: string): string {
     const folder = this.file.replace(/\.jsonl$/, '');
     mkdirSync(folder, { recursive: true, mode: 0o700 });
-    const count = readdirSync(folder).filter((name) => name.startsWith(`${kind}-`)).length;
-    return join(folder, `${kind}-${count + 1}.jsonl`);
+    // A name no file there has: numbered by count, the next one after a deletion would overwrite
+    // the last. agent-1f0c9a2e.jsonl
+    let file;
+    do file = join(folder, `${kind}-${randomUUID().slice(0, 8)}.jsonl`);
+    while (existsSync(file));
+    return file;
   }
 
   /** NEW in s05: save messages about to be compacted away, whole, in a file of their own. */
   transcript(messages: MessageParam[]): string {
     const file = this.newFile('compacted');
     const lines = messages.map((m) => `${JSON.stringify(m)}\n`).join('');
-    writeFileSync(file, lines, { mode: 0o600, flush: true });
+    writeFileSync(file, lines, { mode: 0o600, flush: true, flag: 'wx' }); // wx: never over another
     return file;
   }
 
@@ -89,12 +99,57 @@ export class SessionLog {
   // flush: the line is on the disk (fsync) before the agent acts on it, so even a power cut loses
   // at most that line. 0600: yours only.
   private write(line: Line): void {
-    appendFileSync(this.file, `${JSON.stringify(line)}\n`, { mode: 0o600, flush: true });
+    this.unsaved += `${JSON.stringify(line)}\n`;
+    try {
+      if (this.create.lock) lock(this.file); // a new session: its lock, as its file appears
+      this.create.lock = false;
+      // A torn last line (a crash, a full disk) gets its newline first, or the next line would
+      // stick to it and be lost too. Then every line not saved yet, in order.
+      const tail = this.checkTail && !endsWithNewline(this.file) ? '\n' : '';
+      appendFileSync(this.file, tail + this.unsaved, { mode: 0o600, flush: true });
+      this.unsaved = '';
+      this.checkTail = false;
+    } catch (err) {
+      // The conversation goes on in memory; the lines are tried again with the next one.
+      this.checkTail = true;
+      if (this.warned) return;
+      this.warned = true;
+      const why = (err as NodeJS.ErrnoException).code ?? (err as Error).message;
+      const what = `session ${basename(this.file).slice(0, 8)} could not be saved (${why})`;
+      console.error(paint(YELLOW, `${what}; the conversation goes on, and saving is retried`));
+    }
   }
 }
 
-/** Read a session back: its messages, and the lines it skipped (torn by a crash, or garbled). */
+/** Whether a file is empty or ends with a newline: not torn. */
+function endsWithNewline(file: string): boolean {
+  return !existsSync(file) || ['', '\n'].includes(readPart(file, 'end', 1));
+}
+
+// The kinds of line this chapter writes. Sessions are shared by every chapter from s04 on: a line
+// of another kind was written by a later one (s05 adds `compaction`), and is not ours to read.
+const KINDS = ['session', 'message', 'subagent', 'compaction']; // s05: and compaction
+// Past this size a log is refused, not read: it is more than any request can carry again (the
+// API takes 32 MB), and more than Node can hold as one string (ERR_STRING_TOO_LONG at ~512 MB).
+const MAX_LOAD_MB = 256;
+
+/** A message the API would take back: a user or an assistant turn, with content. */
+const isMessage = (m?: MessageParam) =>
+  (m?.role === 'user' || m?.role === 'assistant') &&
+  (typeof m.content === 'string' || Array.isArray(m.content)) &&
+  m.content.length > 0;
+
+/**
+ * Read a session back: its messages, and the lines it skipped: damaged (torn by a crash, garbled,
+ * not a message the API would take) or written by a later chapter.
+ */
 export function loadSession(file: string) {
+  const { size } = statSync(file);
+  if (size > MAX_LOAD_MB * 1024 ** 2) {
+    const mb = Math.round(size / 1024 ** 2);
+    const what = `is ${mb} MB, more than this chapter loads (${MAX_LOAD_MB} MB)`;
+    throw new SessionError(`${file} ${what}; it was left untouched`);
+  }
   const text = readFileSync(file, 'utf8');
   const lines = text.split('\n');
   if (lines.at(-1) === '') lines.pop();
@@ -112,40 +167,76 @@ export function loadSession(file: string) {
   }
   const messages: MessageParam[] = [];
   const damaged: number[] = [];
+  const later: number[] = [];
   let n = 0;
   for (let i = 1; i < lines.length; i++) {
     const line = parse(lines[i]);
-    if (line?.type === 'message' && typeof line.message?.role === 'string') {
+    if (line?.type === 'message' && isMessage(line.message)) {
       messages.push(line.message);
       n = line.n;
     } else if (line?.type === 'compaction') {
       messages.splice(0, line.replaced, line.summary); // s05: resume the compacted conversation
+    } else if (typeof line?.type === 'string' && !KINDS.includes(line.type)) {
+      later.push(i + 1); // a later chapter's: skip it, and say so
     } else if (line?.type !== 'subagent') {
       damaged.push(i + 1); // skip it, lose nothing else
     }
   }
-  return { messages, damaged, n, torn: !text.endsWith('\n') };
+  return { messages, damaged, later, n };
 }
 
-/** Only one process may append to a session. A lock left by a process that died is taken over. */
+/**
+ * Only one process may append to a session: the one whose pid is in its lock file. A lock left by
+ * a process that died is taken over.
+ */
 function lock(file: string): void {
   const lockFile = file.replace(/\.jsonl$/, '.lock');
   const name = `session ${basename(file).slice(0, 8)}`;
-  for (let attempt = 1; attempt <= 2; attempt++) {
-    try {
-      writeFileSync(lockFile, String(process.pid), { flag: 'wx', mode: 0o600 }); // wx: if none
-      process.on('exit', () => rmSync(lockFile, { force: true }));
-      return;
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
-      const pid = Number(readFileSync(lockFile, 'utf8'));
-      if (pid > 0 && isAlive(pid)) {
+  // The pid is written aside, then linked into place: link fails if the lock exists (EEXIST), and
+  // no one ever sees a lock without its pid in it.
+  const aside = `${lockFile}.${randomUUID().slice(0, 8)}`;
+  try {
+    writeFileSync(aside, String(process.pid), { mode: 0o600 });
+    for (let attempt = 1; attempt <= 2; attempt++) {
+      try {
+        linkSync(aside, lockFile);
+        process.on('exit', () => unlock(lockFile));
+        return;
+      } catch (err) {
+        if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+      }
+      const pid = lockHolder(lockFile);
+      if (pid === 0) {
+        const what = `is locked by ${lockFile}, which names no process`;
+        throw new SessionError(`${name} ${what}; delete it if no agent has the session open`);
+      }
+      if (pid !== undefined && isAlive(pid)) {
         throw new SessionError(`${name} is open in another process (pid ${pid})`);
       }
       rmSync(lockFile, { force: true }); // its process is gone (it crashed): the lock is stale
     }
+    throw new SessionError(`${name} is being opened by another process`);
+  } catch (err) {
+    if (err instanceof SessionError) throw err;
+    throw new SessionError(`${name} cannot be locked: ${(err as Error).message}`);
+  } finally {
+    rmSync(aside, { force: true });
   }
-  throw new SessionError(`${name} is being opened by another process`);
+}
+
+/** On exit: remove the lock, if it is still ours. Another process may have taken it over. */
+function unlock(lockFile: string): void {
+  if (lockHolder(lockFile) === process.pid) rmSync(lockFile, { force: true });
+}
+
+/** The pid in a lock file; 0 if it holds none; undefined if there is no lock file (any more). */
+function lockHolder(lockFile: string): number | undefined {
+  try {
+    const pid = Number(readFileSync(lockFile, 'utf8'));
+    return Number.isSafeInteger(pid) && pid > 0 ? pid : 0;
+  } catch {
+    return undefined;
+  }
 }
 
 function isAlive(pid: number): boolean {
@@ -173,17 +264,22 @@ function readPart(file: string, from: 'start' | 'end', bytes: number): string {
 export function listSessions() {
   const all = existsSync(SESSIONS) ? readdirSync(SESSIONS) : [];
   const names = all.filter((name) => name.endsWith('.jsonl'));
-  const sessions = names.map((name) => {
+  const sessions = names.flatMap((name) => {
     const file = join(SESSIONS, name);
-    let title = '(damaged header)';
+    // Regular files only: a folder, a link or a FIFO named *.jsonl is no session of ours (and
+    // reading a FIFO waits forever for a writer).
+    const stat = lstatSync(file, { throwIfNoEntry: false });
+    if (!stat?.isFile()) return [];
+    let [title, end] = ['(damaged header)', ''];
     try {
+      end = readPart(file, 'end', 65536);
       title = JSON.parse(readPart(file, 'start', 4096).split('\n')[0]).title;
     } catch {}
     // Every message line ends with its number, `…,"n":12}`: the last one in the file is the count.
-    const numbers = [...readPart(file, 'end', 65536).matchAll(/,"n":(\d+)\}\n/g)];
+    const numbers = [...end.matchAll(/,"n":(\d+)\}\n/g)];
     const messages = numbers.at(-1)?.[1] ?? '?';
-    const modified = statSync(file).mtime;
-    return { id: name.replace('.jsonl', ''), file, modified, messages, title };
+    const modified = stat.mtime;
+    return [{ id: name.replace('.jsonl', ''), file, modified, messages, title }];
   });
   return sessions.sort((a, b) => b.modified.getTime() - a.modified.getTime());
 }
@@ -217,20 +313,39 @@ export function resumeSession(prefix: string): { log: SessionLog; messages: Mess
   }
   const { id, file } = matches[0];
   lock(file);
-  const { messages, damaged, n, torn } = loadSession(file);
+  const { messages, damaged, later, n } = loadSession(file);
   if (damaged.length > 0) {
     const where = `${file}: line ${damaged.join(', ')}`;
     console.error(paint(YELLOW, `skipped ${damaged.length} damaged line(s) of ${where}`));
   }
-  // A torn last line gets its newline now, or the next line would stick to it and be lost too.
-  if (torn) appendFileSync(file, '\n', { flush: true });
+  if (later.length > 0) {
+    const where = `${file}: line ${later.join(', ')}`;
+    const what = `line(s) a later chapter wrote, of ${where}`;
+    console.error(paint(YELLOW, `skipped ${later.length} ${what}`));
+  }
+  // A torn last line gets its newline with the next append (SessionLog.write), not before.
   return { log: new SessionLog(id, file, n), messages };
 }
 
-/** A new session. Its file appears with the first message: a run that says nothing leaves none. */
+/**
+ * A new session. Its file, and its lock, appear with the first message: a run that says nothing
+ * leaves neither (Ctrl+C at the prompt ends the process before any exit handler can run).
+ */
 export function newSession(): SessionLog {
   const id = randomUUID();
-  mkdirSync(SESSIONS, { recursive: true, mode: 0o700 }); // conversations hold secrets: yours only
-  lock(join(SESSIONS, `${id}.jsonl`));
-  return new SessionLog(id, join(SESSIONS, `${id}.jsonl`));
+  try {
+    mkdirSync(SESSIONS, { recursive: true, mode: 0o700 }); // conversations hold secrets: yours only
+    accessSync(SESSIONS, constants.W_OK);
+  } catch (err) {
+    // No usable home (HOME=/nonexistent, a read-only folder): say so, before anything is typed.
+    const why = `sessions cannot be saved in ${SESSIONS} (${(err as NodeJS.ErrnoException).code})`;
+    throw new SessionError(`${why}; set HOME to a folder you can write to`);
+  }
+  // Locks whose process is gone (Ctrl+C at the prompt, kill -9) are cleaned up here; -c and -r
+  // would take them over anyway.
+  for (const lockFile of readdirSync(SESSIONS).filter((name) => name.endsWith('.lock'))) {
+    const pid = lockHolder(join(SESSIONS, lockFile));
+    if (pid && !isAlive(pid)) rmSync(join(SESSIONS, lockFile), { force: true });
+  }
+  return new SessionLog(id, join(SESSIONS, `${id}.jsonl`), 0, { lock: true });
 }

@@ -1,5 +1,6 @@
 import { spawnSync } from 'node:child_process';
-import { appendFileSync, existsSync, readdirSync, readFileSync, realpathSync, statSync, writeFileSync } from 'node:fs';
+import { appendFileSync, existsSync, mkdirSync, readdirSync, readFileSync, realpathSync, rmSync, statSync, symlinkSync } from 'node:fs';
+import { truncateSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { reply, text, toolUse } from '../shared/fake-anthropic.ts';
@@ -208,6 +209,151 @@ describe.concurrent('s04: what a crash leaves behind', () => {
     const run = await runChapter('s04', { ...again(first), args: ['-c', '-p', 'y'], replies: [reply(text('Ok.'))] });
     expect(run.code, run.stderr).toBe(0);
     expect(existsSync(lockFile), 'and released when it exits').toBe(false);
+  });
+});
+
+describe.concurrent('s04: a disk, a home and a folder that are not what they should be', () => {
+  it('a full disk: told once, the conversation goes on, and the next run finds every line whole', async () => {
+    const first = await runChapter('s04', { args: ['-p', 'hello'], replies: [reply(text('Hi.'))] });
+    const [file] = sessionFiles(first);
+    // ulimit -f: a write past this size fails partway (EFBIG), as one does on a full disk (ENOSPC).
+    // The prompt's line (over 4 KB) is torn; every later line of the run fails too.
+    const limitKb = Math.ceil(statSync(file).size / 1024) + 1;
+    const full = await runChapter('s04', {
+      ...again(first),
+      args: ['-c', '-p', `remember this: ${'x'.repeat(4096)}`],
+      replies: [reply(toolUse('bash', { command: 'echo noted' })), reply(text('Noted.'))],
+      fileSizeLimitKb: limitKb,
+    });
+    expect(full.code, `${full.stderr}\n(a failed append must not end the turn)`).toBe(0);
+    expect(full.stdout).toContain('Noted.');
+    expect(full.stderr.match(/could not be saved \(EFBIG\)/g), 'told once, not once a line').toHaveLength(1);
+    expect(full.stderr, 'no stack trace').not.toMatch(/^\s+at /m);
+    expect(readFileSync(file, 'utf8').endsWith('\n'), 'the prompt’s line was torn').toBe(false);
+
+    const run = await runChapter('s04', { ...again(first), args: ['-c', '-p', 'still there?'], replies: [reply(text('Yes.'))] });
+    expect(run.code, run.stderr).toBe(0);
+    expect(run.stderr).toMatch(/skipped 1 damaged line.*line 4/);
+    expect(run.requests[0].body.messages.map((m: any) => m.content)).toEqual(['hello', [expect.objectContaining({ text: 'Hi.' })], 'still there?']);
+    const all = lines(file);
+    expect(all, 'header, 2 messages, the torn line (kept, on its own), 2 new messages').toHaveLength(6);
+    for (const line of [...all.slice(0, 3), ...all.slice(4)]) expect(() => JSON.parse(line)).not.toThrow();
+  });
+
+  it('no usable home: one line, exit 2, before anything is sent', async () => {
+    // HOME under a file: no one can make a folder there, root included (HOME=/nonexistent can).
+    const run = await runChapter('s04', { args: ['-p', 'hello'], env: { HOME: '/dev/null' } });
+    expect(run.code, run.stderr).toBe(2);
+    expect(run.stderr.trim().split('\n'), 'one line, no stack trace').toHaveLength(1);
+    expect(run.stderr).toMatch(/sessions cannot be saved in \/dev\/null\/\.learn-agent-harness\/sessions\/\S+ \(ENOTDIR\)/);
+    expect(run.requests).toHaveLength(0);
+  });
+
+  it('a folder, a dangling link and a FIFO named *.jsonl are not sessions: --sessions and -c skip them', async () => {
+    const first = await runChapter('s04', { args: ['-p', 'the real one'], replies: [reply(text('Ok.'))] });
+    const folder = sessionFolder(first);
+    mkdirSync(join(folder, 'a-folder.jsonl'));
+    symlinkSync(join(folder, 'gone'), join(folder, 'dangling.jsonl'));
+    expect(spawnSync('mkfifo', [join(folder, 'fifo.jsonl')]).status, 'mkfifo').toBe(0);
+    const list = await runChapter('s04', { ...again(first), args: ['--sessions'], timeoutMs: 10_000 });
+    expect(list.code, list.stderr).toBe(0);
+    expect(list.stdout.trim().split('\n')).toEqual([expect.stringMatching(/ 2 messages +the real one$/)]);
+    const run = await runChapter('s04', { ...again(first), args: ['-c', '-p', 'again'], replies: [reply(text('Ok.'))], timeoutMs: 10_000 });
+    expect(run.code, run.stderr).toBe(0);
+    expect(run.requests[0].body.messages[0].content).toBe('the real one');
+  });
+
+  it('a 600 MB log is refused in one line, not read into a string too long for Node', async () => {
+    const first = await runChapter('s04', { args: ['-p', 'hello'], replies: [reply(text('Hi.'))] });
+    const [file] = sessionFiles(first);
+    truncateSync(file, 600 * 1024 ** 2); // sparse: no disk is filled
+    const run = await runChapter('s04', { ...again(first), args: ['-c', '-p', 'x'] });
+    expect(run.code, run.stderr).toBe(2);
+    expect(run.stderr.trim().split('\n'), 'one line, no stack trace').toHaveLength(1);
+    expect(run.stderr).toMatch(/is 600 MB, more than this chapter loads \(256 MB\); it was left untouched/);
+    expect(run.requests).toHaveLength(0);
+  });
+
+  it('lines that parse but are no message the API takes are skipped and counted, like damaged ones', async () => {
+    const first = await runChapter('s04', { args: ['-p', 'hello'], replies: [reply(text('Hi.'))] });
+    const [file] = sessionFiles(first);
+    const odd = [{ role: 'user', content: null }, { role: 'system', content: 'obey' }, { role: 'user', content: '' }, { role: 'assistant' }, { role: 'user', content: [] }];
+    for (const [i, message] of odd.entries()) {
+      appendFileSync(file, `${JSON.stringify({ type: 'message', at: '2026-11-21T10:00:00.000Z', message, n: 3 + i })}\n`);
+    }
+    const run = await runChapter('s04', { ...again(first), args: ['-c', '-p', 'next'], replies: [reply(text('Ok.'))] });
+    expect(run.code, run.stderr).toBe(0);
+    expect(run.stderr).toMatch(/skipped 5 damaged line\(s\) of .*: line 4, 5, 6, 7, 8/);
+    expect(run.requests[0].body.messages.map((m: any) => m.role)).toEqual(['user', 'assistant', 'user']);
+  });
+
+  it('-r "" is wrong usage, not the newest session', async () => {
+    const first = await runChapter('s04', { args: ['-p', 'hello'], replies: [reply(text('Hi.'))] });
+    const run = await runChapter('s04', { ...again(first), args: ['-r', '', '-p', 'x'] });
+    expect(run.code).toBe(2);
+    expect(run.stderr).toMatch(/^-r needs a value\./);
+    expect(run.requests).toHaveLength(0);
+  });
+
+  it('a session a later chapter wrote: its compaction line is reported as such, not as damage', async () => {
+    let turns = 0;
+    const s05 = await runChapter('s05', {
+      args: ['-p', 'tidy up'],
+      respond: (body) => {
+        if (body.tools === undefined) return reply(text('SUMMARY.')); // the summary request
+        return ++turns === 1 ? reply(toolUse('compact', {}, 'toolu_c')) : reply(text('Tidied.'));
+      },
+    });
+    expect(s05.code, s05.stderr).toBe(0);
+    const [file] = sessionFiles(s05);
+    const at = logLines(file).findIndex((l) => l.type === 'compaction') + 1;
+    expect(at, 's05 logged a compaction').toBeGreaterThan(0);
+    const run = await runChapter('s04', { ...again(s05), args: ['-c', '-p', 'and now?'], replies: [reply(text('Ok.'))] });
+    expect(run.code, run.stderr).toBe(0);
+    expect(run.stderr).toMatch(new RegExp(`skipped 1 line\\(s\\) a later chapter wrote, of .*: line ${at}\\b`));
+    expect(run.stderr).not.toMatch(/damaged/);
+    expect(run.requests[0].body.messages[0].content, 's04 resumes the whole history, uncompacted').toBe('tidy up');
+  });
+});
+
+describe.concurrent('s04: the lock', () => {
+  it('a lock file that names no process yet is not taken for stale; a writer never removes a lock it no longer holds', async () => {
+    const first = await runChapter('s04', { args: ['-p', 'hello'], replies: [reply(text('Hi.'))] });
+    const [file] = sessionFiles(first);
+    const lockFile = file.replace(/\.jsonl$/, '.lock');
+    writeFileSync(lockFile, ''); // what a lock looked like while its pid was still being written
+    const refused = await runChapter('s04', { ...again(first), args: ['-c', '-p', 'x'] });
+    expect(refused.code, refused.stderr).toBe(2);
+    expect(refused.stderr).toMatch(/is locked by .*\.lock, which names no process/);
+    expect(readFileSync(lockFile, 'utf8'), 'and the lock is left as it was').toBe('');
+    rmSync(lockFile);
+
+    // While the run works, another process takes its lock over: the run's exit must leave it.
+    const run = await runChapter('s04', {
+      ...again(first),
+      args: ['-c', '-p', 'y'],
+      respond: () => {
+        writeFileSync(lockFile, String(process.pid));
+        return reply(text('Ok.'));
+      },
+    });
+    expect(run.code, run.stderr).toBe(0);
+    expect(existsSync(lockFile) && readFileSync(lockFile, 'utf8'), 'the other process’s lock is still there').toBe(String(process.pid));
+  });
+
+  it('Ctrl+C at the prompt of a new session leaves no lock; one a dead process left is cleaned up by the next start', async () => {
+    const empty = await runRepl('s04', [{ after: /s04 >> $/, keys: '\x03' }]);
+    expect(empty.timedOut).toBe(false);
+    expect(readdirSync(sessionFolder(empty)), 'nothing typed, nothing left: no file, no lock').toEqual([]);
+
+    const chatted = await runRepl('s04', ['hello', { after: /Hi there\.[\s\S]*s04 >> $/, keys: '\x03' }], {
+      replies: [reply(text('Hi there.'))],
+    });
+    const locks = () => readdirSync(sessionFolder(chatted)).filter((name) => name.endsWith('.lock'));
+    expect(locks(), 'Ctrl+C at the prompt ends the process before any exit handler runs').toHaveLength(1);
+    const next = await runChapter('s04', { ...again(chatted), args: ['-p', 'a new one'], replies: [reply(text('Ok.'))] });
+    expect(next.code, next.stderr).toBe(0);
+    expect(locks(), 'the next start removed the lock of the process that is gone').toEqual([]);
   });
 });
 
