@@ -327,3 +327,183 @@ describe('s05: compaction never breaks the tool_use/tool_result pairing (propert
     expect(checked).toBeGreaterThan(100);
   }, 60_000);
 });
+
+describe.concurrent('s05: small windows, wrong estimates, huge prompts, cancelling (issue 18)', () => {
+  const ROUND = 'seq 1 2000'; // 8,893 characters: about 2,700 tokens as JSON
+
+  it('on "prompt is too long" where the estimate says it fits, cuts all it can, and the retry succeeds', async () => {
+    let turns = 0;
+    const run = await runChapter('s05', {
+      args: ['-p', 'count it all'],
+      fake: { contextWindow: 16_000 }, // a vendor's window, smaller…
+      env: { CONTEXT_WINDOW: '200000' }, // …than the chapter believes: its estimate says all fits
+      expectRefused: true,
+      respond: (body) => {
+        if (isSummary(body)) return reply(text('SUMMARY of the counting.'));
+        if (++turns === 1) return reply(toolUse('bash', { command: BIG }, 'toolu_a'));
+        if (turns === 2) return reply(...['b', 'c'].map((k) => toolUse('bash', { command: BIG }, `toolu_${k}`)));
+        return reply(text('Done after compacting.'));
+      },
+    });
+    expect(run.code, run.stderr).toBe(0);
+    expect(run.requests.filter((r) => r.refused), 'one refusal, then the retry went through').toHaveLength(1);
+    expect(run.stderr).toMatch(/compacting \(the API said the prompt is too long\)/);
+    expect(run.stdout).toContain('Done after compacting.');
+  });
+
+  it('refuses a prompt too big for the window before sending it, keeps it out of the session, and goes on', async () => {
+    const huge = 'lorem ipsum '.repeat(10_000); // 120,000 characters: about 30,000 tokens
+    const env = { CONTEXT_WINDOW: '30000' };
+    const first = await runChapter('s05', { args: ['-p', 'hello'], env, fake: { contextWindow: 30_000 }, replies: [reply(text('Hi.'))] });
+    expect(first.code, first.stderr).toBe(0);
+    const folders = { workspace: first.workspace, home: first.home };
+    const refused = await runChapter('s05', { folders, args: ['-c', '-p', huge], env, fake: { contextWindow: 30_000 } });
+    expect(refused.code, refused.stderr).toBe(1);
+    expect(refused.stderr).toMatch(/that prompt is about \d+ tokens, and the context window is 30000 tokens/);
+    expect(refused.requests, 'nothing was sent').toHaveLength(0);
+    expect(JSON.stringify(logOf(first)), 'and nothing was kept').not.toContain('lorem ipsum');
+    const next = await runChapter('s05', { folders, args: ['-c', '-p', 'and now?'], env, fake: { contextWindow: 30_000 }, replies: [reply(text('Ok.'))] });
+    expect(next.code, next.stderr).toBe(0);
+    expect(next.stdout).toContain('Ok.');
+  });
+
+  it('a session that holds an unanswered huge prompt (as an older version left it) recovers on -c', async () => {
+    const huge = 'lorem ipsum '.repeat(10_000);
+    const env = { CONTEXT_WINDOW: '30000' };
+    const first = await runChapter('s05', { args: ['-p', 'hello'], env, fake: { contextWindow: 30_000 }, replies: [reply(text('Hi.'))] });
+    const file = sessionFiles(first)[0];
+    const line = { type: 'message', at: new Date().toISOString(), message: { role: 'user', content: huge }, n: 3 };
+    writeFileSync(file, `${readFileSync(file, 'utf8')}${JSON.stringify(line)}\n`);
+    const run = await runChapter('s05', {
+      folders: { workspace: first.workspace, home: first.home },
+      args: ['-c', '-p', 'something small'],
+      env,
+      fake: { contextWindow: 30_000 },
+      respond: (body) => reply(text(isSummary(body) ? 'SUMMARY: said hello, then sent a huge text.' : 'Ok.')),
+    });
+    expect(run.code, run.stderr).toBe(0);
+    expect(run.stdout).toContain('Ok.');
+    const last = run.requests.at(-1)!.body;
+    expect(last.messages.at(-1).content, 'your newest prompt is sent as it is').toBe('something small');
+    expect(JSON.stringify(last), 'the huge one is summarised').not.toContain('lorem ipsum '.repeat(1000));
+  });
+
+  it('keeps the prompt being worked on word for word after every compaction in its turn', async () => {
+    const prompt = 'count it all, then tell me the total (request 7f3a)';
+    let summaries = 0;
+    let replies = 0;
+    const run = await runChapter('s05', {
+      args: ['-p', prompt],
+      env: { CONTEXT_WINDOW: '40000' },
+      respond: (body) => {
+        if (isSummary(body)) return reply(text(`SUMMARY-${++summaries}: counting is going on.`));
+        if (++replies > 6) return reply(text('All counted.'));
+        return reply(...[0, 1, 2, 3].map((k) => toolUse('bash', { command: BIG }, `toolu_${replies}_${k}`)));
+      },
+    });
+    expect(run.code, run.stderr).toBe(0);
+    expect(summaries, 'this test needs two compactions in one turn').toBeGreaterThanOrEqual(2);
+    const afterSummary = run.requests.filter((r) => !isSummary(r.body) && /^\[Earlier conversation/.test(r.body.messages[0].content));
+    expect(afterSummary.length).toBeGreaterThanOrEqual(2);
+    for (const { body } of afterSummary) {
+      expect(body.messages[0].content, 'the summary does not quote it; it must follow it').toContain(prompt);
+    }
+  });
+
+  it('CONTEXT_WINDOW=20000 (the example in code.ts): compacts when full, each one shrinks it, and none "keeps failing"', async () => {
+    let replies = 0;
+    const run = await runChapter('s05', {
+      args: ['-p', 'count'],
+      env: { CONTEXT_WINDOW: '20000' },
+      respond: (body) => {
+        if (isSummary(body)) return reply(text('SUMMARY: counting.'));
+        if (++replies > 6) return reply(text('Counted.'));
+        return reply(...[0, 1].map((k) => toolUse('bash', { command: ROUND }, `toolu_${replies}_${k}`)));
+      },
+    });
+    expect(run.code, run.stderr).toBe(0);
+    expect(run.stderr).not.toMatch(/keeps failing/);
+    const sizes = [...run.stderr.matchAll(/context (\d+) → (\d+) tokens/g)].map((m) => [Number(m[1]), Number(m[2])]);
+    expect(sizes.length, 'it compacted').toBeGreaterThan(0);
+    expect(sizes.length, 'but not before every request').toBeLessThan(6);
+    for (const [before, after] of sizes) expect(after, 'each compaction shrinks the context').toBeLessThan(before);
+  });
+
+  it('CONTEXT_WINDOW that is not a number, or too small to work in, is wrong usage (exit 2)', async () => {
+    for (const [setting, said] of [['abc', /CONTEXT_WINDOW=abc: expected a number/], ['5000', /CONTEXT_WINDOW=5000: .*10000 tokens or more/]] as const) {
+      const run = await runChapter('s05', { args: ['-p', 'hello'], env: { CONTEXT_WINDOW: setting } });
+      expect(run.code, run.stderr).toBe(2);
+      expect(run.stderr).toMatch(said);
+      expect(run.requests, 'nothing was sent').toHaveLength(0);
+    }
+  });
+
+  it('Ctrl+C during /compact cancels it: nothing changes, no transcript is left, the REPL goes on', async () => {
+    const run = await runRepl('s05', ['hello there', '/compact', { after: /\[compacting \(you asked\)/, keys: '\x03' }, 'and now?', 'exit'], {
+      respond: (body) => (isSummary(body) ? new Promise<Reply>(() => {}) : reply(text('Hi.'))), // the summary never comes
+    });
+    expect(run.code, run.stdout).toBe(0);
+    expect(run.stdout).toContain('(interrupted: nothing was compacted)');
+    const log = logOf(run);
+    expect(log.filter((l) => l.type === 'compaction'), 'no compaction recorded').toHaveLength(0);
+    const folder = sessionFiles(run)[0].replace(/\.jsonl$/, '');
+    const transcripts = existsSync(folder) ? readdirSync(folder).filter((n) => n.startsWith('compacted')) : [];
+    expect(transcripts, 'no transcript left behind').toEqual([]);
+    expect(run.requests.at(-1)!.body.messages[0].content, 'the conversation as it was').toBe('hello there');
+  });
+});
+
+describe.concurrent('s05: a Models API that never answers (issue 18)', () => {
+  /** The fake behind a proxy that holds GET /v1/models/… open for ever, as a hung endpoint does. */
+  async function hangingModels(replies: Reply[]) {
+    const fake = await startFakeAnthropic({ replies });
+    const server = createServer(async (req, res) => {
+      if (req.method === 'GET' && req.url?.startsWith('/v1/models/')) return; // never answered
+      const chunks: Buffer[] = [];
+      for await (const chunk of req) chunks.push(chunk as Buffer);
+      const pass = ['authorization', 'x-api-key', 'content-type', 'accept', 'anthropic-version', 'anthropic-beta'];
+      const headers = Object.fromEntries(Object.entries(req.headers).filter(([k]) => pass.includes(k))) as Record<string, string>;
+      const body = req.method === 'POST' ? Buffer.concat(chunks) : undefined;
+      const upstream = await fetch(`${fake.url.replace(/\/$/, '')}${req.url}`, { method: req.method, headers, body });
+      res.writeHead(upstream.status, { 'content-type': upstream.headers.get('content-type') ?? 'application/json' });
+      res.end(Buffer.from(await upstream.arrayBuffer()));
+    });
+    await new Promise<void>((done) => server.listen(0, '127.0.0.1', done));
+    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    const close = async () => {
+      server.closeAllConnections();
+      await new Promise((done) => server.close(done));
+      await fake.close();
+    };
+    return { url, fake, close };
+  }
+
+  it('gives up on it after a few seconds, says so, and goes on with 200,000', async () => {
+    const api = await hangingModels([reply(text('Hi.'))]);
+    try {
+      const run = await runChapter('s05', { args: ['-p', 'hello'], env: { ANTHROPIC_BASE_URL: api.url }, timeoutMs: 15_000 });
+      expect(run.code, run.stderr).toBe(0);
+      expect(run.stderr).toMatch(/\[context window: the Models API did not say \(.*\); assuming 200,000 tokens\]/);
+      expect(run.stdout).toContain('Hi.');
+    } finally {
+      await api.close();
+    }
+  });
+
+  it('Ctrl+C while waiting for it leaves at once (exit 130)', async () => {
+    const api = await hangingModels([]);
+    try {
+      const started = Date.now();
+      const run = await runChapter('s05', {
+        args: ['-p', 'hello'],
+        env: { ANTHROPIC_BASE_URL: api.url },
+        signalWhen: { after: /session \w+ \(new\)/, signal: 'SIGINT' },
+        timeoutMs: 15_000,
+      });
+      expect(run.code, run.stderr).toBe(130);
+      expect(Date.now() - started, 'without waiting for the lookup to time out').toBeLessThan(4_000);
+    } finally {
+      await api.close();
+    }
+  });
+});
