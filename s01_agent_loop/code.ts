@@ -121,7 +121,7 @@ export async function agentLoop(messages: MessageParam[]): Promise<void> {
 
 // ── The CLI ─────────────────────────────────────────────────────────────────────────────────
 const USAGE = `Usage: npx tsx s01_agent_loop/code.ts [options]
-  (no options)         a REPL: type a prompt and press Enter; exit, quit or Ctrl+D leaves
+  (no options)         a REPL: type a prompt and press Enter
   -p, --prompt <text>  run one prompt to completion, print the answer, and exit
   -h, --help           show this help
 Exit codes: 0 done, 1 the API failed, 2 wrong usage.`;

@@ -115,7 +115,7 @@ function mainAgent(): Agent {
 
 // ── The CLI ─────────────────────────────────────────────────────────────────────────────────
 const USAGE = `Usage: npx tsx s03_subagent/code.ts [options]
-  (no options)         a REPL: type a prompt and press Enter; exit, quit or Ctrl+D leaves
+  (no options)         a REPL: type a prompt and press Enter
   -p, --prompt <text>  run one prompt to completion, print the answer, and exit
   -h, --help           show this help
 Exit codes: 0 done, 1 the API failed, 2 wrong usage.`;

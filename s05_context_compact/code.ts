@@ -164,14 +164,14 @@ function mainAgent(log?: SessionLog): Agent {
 
 // ── The CLI ─────────────────────────────────────────────────────────────────────────────────
 const USAGE = `Usage: npx tsx s05_context_compact/code.ts [options]
-  (no options)         a REPL in a new session: type a prompt and press Enter; exit, quit or
-                       Ctrl+D leaves
+  (no options)         a REPL in a new session: type a prompt and press Enter
   -p, --prompt <text>  run one prompt to completion, print the answer, and exit
   -c, --continue       continue this folder's most recent session
   -r, --resume <id>    continue the session with this id (the first few characters are enough)
   --sessions           list this folder's sessions, newest first
   -h, --help           show this help
-In a turn, Ctrl+C stops the turn; at the prompt, it leaves.
+REPL commands: /sessions, /compact [focus]. Ctrl+C stops a turn; at the prompt, it leaves.
+CONTEXT_WINDOW in the environment: the model's context window, in tokens (default: the API's).
 Exit codes: 0 done, 1 the API failed, 2 wrong usage or a session that cannot be opened,
 130 interrupted.`;
 

@@ -16,6 +16,16 @@ const HELP = { help: { type: 'boolean', short: 'h' } } as const;
 type Value<T> = T extends { type: 'string' } ? string : boolean;
 type Values<F extends Flags> = { [K in keyof F]?: Value<F[K]> };
 
+// What -h adds to every chapter's usage: how to leave the REPL (readPrompts, below), and what every
+// chapter reads from the environment or from .env. A chapter's own are in its USAGE.
+const COMMON_HELP = `In the REPL: exit, quit, q, /exit, /quit or Ctrl+D (on an empty line) leaves.
+Environment (or .env):
+  ANTHROPIC_API_KEY    your key (or ANTHROPIC_AUTH_TOKEN); none: the offline demo model answers
+  ANTHROPIC_BASE_URL   an Anthropic-compatible endpoint instead of Anthropic's
+  MODEL_ID             the model to ask
+  STREAM_IDLE_SECONDS  give up on a reply that sends nothing for this long (default 90)
+  NO_COLOR             no colour on the terminal`;
+
 /**
  * The flags given, plus -h/--help; undefined after -h has printed the usage. Wrong usage (an
  * unknown flag, -p without its text, an empty value) prints what is wrong and the usage, and exits
@@ -37,7 +47,7 @@ export function parseFlags<const F extends Flags>(flags: F, usage: string): Valu
     if (typeof value === 'string' && !value.trim()) usageError(`${flag} needs a value.`, usage);
   }
   if (!values.help) return values;
-  console.log(usage);
+  console.log(`${usage}\n${COMMON_HELP}`);
   return undefined;
 }
 

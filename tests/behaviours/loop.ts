@@ -2,7 +2,7 @@
  * What every chapter's agent loop must do, from s01 on. Each chapter's test file calls
  * `loopBehaviours('sNN')`, so a later chapter that breaks the loop fails the same checks s01 passes.
  */
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { httpError, other, reply, text, toolUse, type MessageReply } from '../../shared/fake-anthropic.ts';
@@ -319,6 +319,19 @@ export function loopBehaviours(chapter: string, options: LoopOptions) {
       expect(run.stderr, 'no stack trace').not.toMatch(/EPIPE|\n\s+at /);
       expect(run.code, 'the reader chose to stop reading: not a failure').toBe(0);
       expect(existsSync(join(run.workspace, 'after-close')), 'no tool call runs once nobody reads the output').toBe(false);
+    });
+
+    it('-h lists everything the chapter takes: its REPL commands and the environment it reads', async () => {
+      // What the chapter's files (and the shared runtime they use) read: process.env.X, query === '/x'.
+      const folder = join(REPO, readdirSync(REPO).find((name) => name.startsWith(`${chapter}_`))!);
+      const files = readdirSync(folder).filter((name) => name.endsWith('.ts')).map((name) => join(folder, name));
+      const runtime = ['client.ts', 'stream.ts', 'terminal.ts', 'cli.ts'].map((name) => join(REPO, 'shared', name));
+      const source = [...files, ...runtime].map((file) => readFileSync(file, 'utf8')).join('\n');
+      const names = (pattern: RegExp) => [...new Set([...source.matchAll(pattern)].map((m) => m[1]))];
+      const taken = [...names(/process\.env\.(\w+)/g), ...names(/query === '(\/\w+)'/g), 'exit', 'quit', 'Ctrl+D'];
+      const help = await runChapter(chapter, { args: ['-h'] });
+      expect(help.code).toBe(0);
+      for (const name of taken) expect(help.stdout, `-h must name ${name} (USAGE in code.ts, or shared/cli.ts)`).toContain(name);
     });
 
     plumbingIt('prints usage for --help, and refuses an unknown flag or a missing prompt with exit 2', async () => {
