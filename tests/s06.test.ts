@@ -145,11 +145,11 @@ describe.concurrent('s06: the assembled system prompt', () => {
   });
 
   it('--show-prompt | head -1 ends quietly when the reader stops reading mid-prompt', async () => {
-    // A slow git: the turn's context comes a second after the sections, so the reader has gone by then.
+    // A git that hangs until turnContext gives up on it (2 s): the reader has gone by then.
     // Through tsx, as readers run it: there the late EPIPE crashed; a plain-node run did not show it.
     const setup = (workspace: string) => {
       mkdirSync(join(workspace, 'slow-bin'));
-      writeFileSync(join(workspace, 'slow-bin', 'git'), '#!/bin/sh\nsleep 1\nexit 128\n', { mode: 0o755 });
+      writeFileSync(join(workspace, 'slow-bin', 'git'), '#!/bin/sh\nsleep 30\n', { mode: 0o755 });
     };
     const env = { PATH: `slow-bin:${process.env.PATH}` };
     const options = { offline: true, setup, env, closeStdoutAfter: 1, viaTsx: true };
