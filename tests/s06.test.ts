@@ -149,7 +149,7 @@ describe.concurrent('s06: the assembled system prompt', () => {
     // Through tsx, as readers run it: there the late EPIPE crashed; a plain-node run did not show it.
     const setup = (workspace: string) => {
       mkdirSync(join(workspace, 'slow-bin'));
-      writeFileSync(join(workspace, 'slow-bin', 'git'), '#!/bin/sh\nsleep 30\n', { mode: 0o755 });
+      writeFileSync(join(workspace, 'slow-bin', 'git'), '#!/bin/sh\nexec sleep 30\n', { mode: 0o755 });
     };
     const env = { PATH: `slow-bin:${process.env.PATH}` };
     const options = { offline: true, setup, env, closeStdoutAfter: 1, viaTsx: true };
