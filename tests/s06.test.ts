@@ -145,11 +145,13 @@ describe.concurrent('s06: the assembled system prompt', () => {
   });
 
   it('--show-prompt | head -1 ends quietly when the reader stops reading mid-prompt', async () => {
-    // A git that hangs until turnContext gives up on it (2 s): the reader has gone by then.
+    // A git whose `branch` (turnContext's first call) hangs 6 s, deaf to the SIGTERM of its 2 s timeout:
+    // the reader has gone by then, even on a loaded machine. Other calls fail at once.
     // Through tsx, as readers run it: there the late EPIPE crashed; a plain-node run did not show it.
     const setup = (workspace: string) => {
       mkdirSync(join(workspace, 'slow-bin'));
-      writeFileSync(join(workspace, 'slow-bin', 'git'), '#!/bin/sh\nexec sleep 30\n', { mode: 0o755 });
+      const git = '#!/bin/sh\ncase "$*" in *branch*) trap "" TERM; exec sleep 6;; esac\nexit 128\n';
+      writeFileSync(join(workspace, 'slow-bin', 'git'), git, { mode: 0o755 });
     };
     const env = { PATH: `slow-bin:${process.env.PATH}` };
     const options = { offline: true, setup, env, closeStdoutAfter: 1, viaTsx: true };
