@@ -23,6 +23,7 @@ Environment (or .env):
   ANTHROPIC_API_KEY    your key (or ANTHROPIC_AUTH_TOKEN); none: the offline demo model answers
   ANTHROPIC_BASE_URL   an Anthropic-compatible endpoint instead of Anthropic's
   MODEL_ID             the model to ask
+  API_TIMEOUT_SECONDS  give up on a response that has not begun after this long (default 120)
   STREAM_IDLE_SECONDS  give up on a reply that sends nothing for this long (default 90)
   NO_COLOR             no colour on the terminal`;
 

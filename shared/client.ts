@@ -17,6 +17,9 @@ const BASE_URL = process.env.ANTHROPIC_BASE_URL || undefined;
 // The SDK waits as long as the API's retry-after header asks, with no upper bound. Rather than
 // sit silent for an hour, give up with an error past this.
 const MAX_RETRY_WAIT = 60; // seconds
+// How long one try waits for a response to begin. The SDK's default, 10 minutes a try, suits a
+// batch job; an agent you are watching says that it is waiting, and gives up sooner.
+const TIMEOUT_SECONDS = Number(process.env.API_TIMEOUT_SECONDS) || 120;
 
 /** How long a response asks us to wait before retrying, in seconds (0 if it does not say). */
 function retryAfter(headers: Headers): number {
@@ -28,7 +31,19 @@ function retryAfter(headers: Headers): number {
 }
 
 const announceRetries: Middleware = async (request, next) => {
-  const response = await next(request);
+  // A response slow to begin: say so every quarter of the timeout, so the wait is never silent.
+  const started = Date.now();
+  const waiting = setInterval(() => {
+    const waited = Math.round((Date.now() - started) / 1000);
+    const notice = `(waiting for the API: ${waited} s; it gives up at ${TIMEOUT_SECONDS} s)`;
+    console.error(paint(DIM, notice));
+  }, (TIMEOUT_SECONDS * 1000) / 4);
+  let response: Response;
+  try {
+    response = await next(request);
+  } finally {
+    clearInterval(waiting);
+  }
   const wait = retryAfter(response.headers);
   const tries = Number(new Headers(request.headers).get('x-stainless-retry-count'));
   const lastTry = tries >= client.maxRetries;
@@ -54,11 +69,16 @@ export const client = new Anthropic({
   baseURL: offline?.url ?? BASE_URL,
   // SDK 1.x sends the key as a Bearer header; some compatible vendors read only x-api-key.
   defaultHeaders: BASE_URL && API_KEY ? { 'x-api-key': API_KEY } : undefined,
+  timeout: TIMEOUT_SECONDS * 1000,
   middleware: [announceRetries],
 });
 
 /** One readable line for a failed API call; no stack trace for failures we expect. */
 export function describeError(err: unknown): string {
+  if (err instanceof Anthropic.APIConnectionTimeoutError) {
+    const tries = `${client.maxRetries + 1} tries`;
+    return `API error: no response from ${client.baseURL} within ${TIMEOUT_SECONDS} s (${tries}).`;
+  }
   if (err instanceof Anthropic.APIConnectionError) {
     // fetch reports "fetch failed"; the reason (ECONNREFUSED, ENOTFOUND…) is the cause of that.
     type Cause = { cause?: { code?: string; message?: string } } | undefined;

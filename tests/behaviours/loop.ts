@@ -256,6 +256,22 @@ export function loopBehaviours(chapter: string, options: LoopOptions) {
       expect(run.stderr).toMatch(/could not reach http:\/\/127\.0\.0\.1:9.*ANTHROPIC_BASE_URL/);
     });
 
+    plumbingIt('says it is waiting while a response is slow to begin, and gives up at the timeout', async () => {
+      const slow = (ms: number) => async () => {
+        await new Promise((done) => setTimeout(done, ms));
+        return reply(text('Here.'));
+      };
+      // API_TIMEOUT_SECONDS=1: a notice every quarter second; the answer comes after 0.8 s.
+      const env = { API_TIMEOUT_SECONDS: '1' };
+      const waited = await runChapter(chapter, { args: ['-p', 'x'], env, respond: slow(800) });
+      expect(waited.code, waited.stderr).toBe(0);
+      expect(waited.stderr, 'the wait is not silent').toMatch(/waiting for the API: \d s; it gives up at 1 s/);
+      // The response never begins in time: three tries of 1 s (with the SDK's pauses), then one line.
+      const run = await runChapter(chapter, { args: ['-p', 'x'], env, respond: slow(20_000) });
+      expect(run.code, run.stderr).toBe(1);
+      expect(run.stderr).toMatch(/API error: no response from http:\/\/127\.0\.0\.1:\d+ within 1 s \(3 tries\)/);
+    }, 30_000);
+
     plumbingIt('kills the running command when it is stopped by SIGTERM: nothing is left behind', async () => {
       // The command signals its own agent ($PPID is the chapter's process), then keeps running.
       const command = '(sleep 1; touch late.txt) & kill -TERM $PPID; sleep 30';
