@@ -22,7 +22,7 @@ import type { Message, MessageCreateParams, MessageParam } from '@anthropic-ai/s
 import { isEntryPoint, parseFlags, readPrompts, requireTerminal } from '../shared/cli.ts';
 import { usageError } from '../shared/cli.ts';
 import { client, describeError, offline } from '../shared/client.ts';
-import { exitingOnSignals, killCommands } from '../shared/processes.ts';
+import { exitingOnSignals, killCommands, settleCtrlC } from '../shared/processes.ts';
 import { finalMessage } from '../shared/stream.ts';
 import { DIM, paint, YELLOW } from '../shared/terminal.ts';
 import { checkPromptFits, compact, compactCommand, compactIfFull } from './compact.ts';
@@ -181,8 +181,7 @@ Exit codes: 0 done, 1 the API failed, 2 wrong usage or a session that cannot be 
 // on. Returns whether it was cancelled.
 async function turn(messages: MessageParam[], prompt: string, agent: Agent): Promise<boolean> {
   const interrupt = new AbortController();
-  // Under tsx the same Ctrl+C can arrive twice (from the terminal, and relayed by tsx): aborting
-  // twice is harmless.
+  // Under tsx one Ctrl+C can arrive twice (the terminal's, then tsx's): aborting twice is harmless.
   const cancel = () => {
     interrupt.abort(); // the stream stops…
     killCommands(); // …and so do the running commands, with everything they started
@@ -201,6 +200,7 @@ async function turn(messages: MessageParam[], prompt: string, agent: Agent): Pro
     messages.push(note);
     agent.log?.append(note);
     console.error(paint(YELLOW, '(interrupted: the turn stopped here; the conversation goes on)'));
+    await settleCtrlC(); // and not at the prompt: a press tsx relays late is taken here
   } finally {
     process.off('SIGINT', cancel);
   }

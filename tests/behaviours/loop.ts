@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { httpError, other, reply, text, toolUse, type MessageReply } from '../../shared/fake-anthropic.ts';
 import { REPO, TEST_KEY, promptOf, runChapter, runRepl, toolResults as lastResults } from '../helpers/run-chapter.ts';
-import { sessionFiles } from '../helpers/sessions.ts';
+import { pressInputs, respondToPresses, tallyPresses } from '../helpers/ctrl-c.ts';
 import { shared } from '../helpers/shared.ts';
 
 /** What the chapter's offline banner must list: the commands that work with its tools, and no others. */
@@ -36,6 +36,9 @@ export function loopBehaviours(chapter: string, options: LoopOptions) {
   const plumbingIt = plumbing ? it : (_name: string, _test: () => Promise<void>) => {};
   const runners: [string, boolean][] = [['plain node', false]];
   if (ctrlCUnderTsx) runners.unshift(['npx tsx (what readers run)', true]);
+  // Where Ctrl+C cancels the turn: how many turns to cancel in one run. Under tsx, enough for tsx's
+  // own relay of a press to land where it should not now and then (about 1 press in 30, unfixed).
+  const pressRuns = runners.map(([how, viaTsx]): [number, string, boolean] => [viaTsx ? 8 : 4, how, viaTsx]);
   describe.concurrent(`${chapter}: one tool round`, () => {
     // The first reply opens with a whitespace-only text block, as real models sometimes do.
     const r = shared(() =>
@@ -292,34 +295,39 @@ export function loopBehaviours(chapter: string, options: LoopOptions) {
       expect(existsSync(join(run.workspace, 'late.txt')), 'the command’s background job must be gone too').toBe(false);
     });
 
-    if (ctrlC === 'cancels the turn') it.each(runners)('Ctrl+C in the REPL while a command runs ends the command and the turn, not the agent, under %s', async (_how, viaTsx) => {
-      const command = '(sleep 2; touch late.txt) & sleep 30';
-      const run = await runRepl(chapter, ['start it', { after: /\$ \(sleep 2/, keys: '\x03' }, 'and now?', 'exit'], {
-        viaTsx,
-        replies: [reply(text('Starting.'), toolUse('bash', { command }, 'toolu_long')), reply(text('Still here.'))],
+    if (ctrlC === 'cancels the turn') it.each(pressRuns)('Ctrl+C in the REPL while a command runs ends the command and the turn, not the agent, %s times in a row, under %s', async (presses, _how, viaTsx) => {
+      // Each turn starts `(sleep 2; touch late.txt) & sleep 30` and gets a Ctrl+C (helpers/ctrl-c.ts).
+      // Under tsx one press can arrive twice: tsx relays it when slow to hear it was acknowledged,
+      // later on a loaded machine. Every second press is relayed on purpose, 60 or 150 ms late: it
+      // must not land at the prompt (and quit) or in the next turn (and cancel it).
+      // tsx also kills the agent outright when the machine is too busy to let it acknowledge a press
+      // within 60 ms, in the middle of a turn: no program can prevent that, so that run is run again.
+      const inputs = pressInputs(presses, { relay: true });
+      const attempt = async () => {
+        const run = await runRepl(chapter, inputs, { viaTsx, respond: respondToPresses });
+        return { run, tally: tallyPresses(run, presses) };
+      };
+      let { run, tally } = await attempt();
+      for (let again = 0; viaTsx && tally['killed in the turn'] > 0 && again < 2; again++) ({ run, tally } = await attempt());
+      const seen = `exit code ${run.code}; output:\n${run.stdout.slice(-3000)}`;
+      expect(tally, `each press cancels its turn, and nothing else (see settleCtrlC); ${seen}`).toEqual({
+        presses,
+        'turn only': presses,
+        'also quit': 0,
+        'also the next turn': 0,
+        'killed in the turn': 0,
+        other: 0,
       });
-      // Under the tsx CLI the ending depends on timing, which this machine shows under heavy load: tsx waits
-      // about 30 ms for the program to acknowledge a signal, relays it, and 30 ms later kills it with
-      // SIGKILL, which no program can handle; and once it has given up waiting it exits with 130 whenever
-      // the program ends. So the agent may go on (exit 0 or 130), or be killed before or after it printed
-      // the interruption. In every ending: nothing but the next prompt is sent, and the turn is on disk.
-      if (viaTsx && !(run.code === 0 && run.requests.length === 2)) {
-        expect(run.code, `under tsx: 0, or 130 from tsx itself; output:\n${run.stdout}`).toBe(130);
-        expect(run.requests.length, 'at most the next prompt is sent after Ctrl+C').toBeLessThanOrEqual(2);
-        const [log] = sessionFiles(run);
-        expect(readFileSync(log, 'utf8'), 'the call is on disk').toContain('toolu_long');
-        if (run.requests.length < 2) return;
-      } else {
-        expect(run.code, `the agent goes on after Ctrl+C and leaves on "exit"; output:\n${run.stdout}`).toBe(0);
-        expect(run.requests, 'the first prompt, then the next one: nothing is sent after Ctrl+C').toHaveLength(2);
-      }
-      // The strict fake accepted the second request: every tool_use has its result.
-      const next = run.requests[1].body.messages;
-      expect(JSON.stringify(next), 'the model is told the turn was interrupted').toContain('[interrupted by the user]');
+      expect(run.code, 'the agent leaves on "exit"').toBe(0);
+      expect(run.requests, 'one request a prompt: nothing is sent after a Ctrl+C').toHaveLength(presses + 1);
+      // The strict fake accepted every request: every tool_use has its result.
+      const next = run.requests.at(-1)!.body.messages;
+      const notes = JSON.stringify(next).split('[interrupted by the user]').length - 1;
+      expect(notes, 'the model is told of each interrupted turn, once').toBe(presses);
       expect(promptOf(next.at(-1)), 'and the new prompt is last').toBe('and now?');
       expect(run.stdout, 'the answer to the next prompt arrives').toContain('Still here.');
       await new Promise((done) => setTimeout(done, 2500));
-      expect(existsSync(join(run.workspace, 'late.txt')), 'the command’s background job must be gone too').toBe(false);
+      expect(existsSync(join(run.workspace, 'late.txt')), 'the commands’ background jobs must be gone too').toBe(false);
     });
 
     plumbingIt('ends quietly when stdout is closed (`-p … | head -1`), and runs nothing more', async () => {

@@ -259,8 +259,10 @@ export async function runChapter(chapter: string, opts: RunOptions = {}): Promis
 
 /** What to type into the REPL: a line (typed with Enter once the prompt appears again), or keys typed as
  * they are (no Enter) once the output matches `after` — e.g. `{ after: /\$ sleep 30/, keys: '\x03' }` for a
- * Ctrl+C while that command runs. */
-export type ReplInput = string | { after: RegExp; keys: string };
+ * Ctrl+C while that command runs. `delayMs`: type them that long after `after` matched. `relayMs`: that long
+ * after the keys, send SIGINT once more, straight to the chapter's process, as the tsx CLI does when the
+ * chapter is slow to acknowledge a Ctrl+C. */
+export type ReplInput = string | { after: RegExp; keys: string; delayMs?: number; relayMs?: number };
 
 /**
  * Drive the REPL through a pseudo-terminal (readline-sync refuses piped stdin): each line is typed
@@ -296,7 +298,13 @@ export async function runRepl(
           lines++;
         } else {
           if (!input.after.test(text)) return;
-          child.stdin!.write(input.keys);
+          const { keys, delayMs, relayMs } = input;
+          const press = () => {
+            child.stdin!.write(keys);
+            if (relayMs !== undefined) setTimeout(() => relaySigint(child.pid!, opts.viaTsx), relayMs);
+          };
+          if (delayMs === undefined) press();
+          else setTimeout(press, delayMs);
         }
       }
     };
@@ -306,6 +314,22 @@ export async function runRepl(
   } finally {
     await p.fake?.close();
   }
+}
+
+/**
+ * SIGINT to the chapter's own process: the command `script` runs (it execs), or under tsx the node
+ * process the tsx CLI started. Nothing if it has ended.
+ */
+function relaySigint(scriptPid: number, viaTsx = false): void {
+  const ps = spawnSync('ps', ['-A', '-o', 'pid=,ppid=,comm='], { encoding: 'utf8' });
+  const rows = (ps.stdout ?? '').trim().split('\n').map((line) => line.trim().split(/\s+/));
+  const childOf = (pid: number) => rows.find(([, ppid, comm]) => Number(ppid) === pid && comm === 'node');
+  const started = childOf(scriptPid);
+  const chapter = viaTsx && started ? childOf(Number(started[0])) : started;
+  if (!chapter) return;
+  try {
+    process.kill(Number(chapter[0]), 'SIGINT');
+  } catch {} // it had just ended
 }
 
 /**
