@@ -300,8 +300,11 @@ export async function runRepl(
           if (!input.after.test(text)) return;
           const { keys, delayMs, relayMs } = input;
           const press = () => {
+            // Find the chapter's process first (ps takes a while on a loaded machine), so the relay
+            // comes relayMs after the press, not relayMs plus however long ps took.
+            const chapterPid = relayMs === undefined ? undefined : chapterProcess(child.pid!, opts.viaTsx);
             child.stdin!.write(keys);
-            if (relayMs !== undefined) setTimeout(() => relaySigint(child.pid!, opts.viaTsx), relayMs);
+            if (chapterPid !== undefined) setTimeout(() => relaySigint(chapterPid), relayMs);
           };
           if (delayMs === undefined) press();
           else setTimeout(press, delayMs);
@@ -317,18 +320,22 @@ export async function runRepl(
 }
 
 /**
- * SIGINT to the chapter's own process: the command `script` runs (it execs), or under tsx the node
- * process the tsx CLI started. Nothing if it has ended.
+ * The chapter's own process: the command `script` runs (it execs), or under tsx the node process
+ * the tsx CLI started; undefined if it has ended.
  */
-function relaySigint(scriptPid: number, viaTsx = false): void {
+function chapterProcess(scriptPid: number, viaTsx = false): number | undefined {
   const ps = spawnSync('ps', ['-A', '-o', 'pid=,ppid=,comm='], { encoding: 'utf8' });
   const rows = (ps.stdout ?? '').trim().split('\n').map((line) => line.trim().split(/\s+/));
   const childOf = (pid: number) => rows.find(([, ppid, comm]) => Number(ppid) === pid && comm === 'node');
   const started = childOf(scriptPid);
   const chapter = viaTsx && started ? childOf(Number(started[0])) : started;
-  if (!chapter) return;
+  return chapter ? Number(chapter[0]) : undefined;
+}
+
+/** SIGINT to the chapter's process, as tsx relays a press; nothing if it has ended. */
+function relaySigint(pid: number): void {
   try {
-    process.kill(Number(chapter[0]), 'SIGINT');
+    process.kill(pid, 'SIGINT');
   } catch {} // it had just ended
 }
 
