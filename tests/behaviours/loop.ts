@@ -38,7 +38,7 @@ export function loopBehaviours(chapter: string, options: LoopOptions) {
   if (ctrlCUnderTsx) runners.unshift(['npx tsx (what readers run)', true]);
   // Where Ctrl+C cancels the turn: how many turns to cancel in one run. Under tsx, enough for tsx's
   // own relay of a press to land where it should not now and then (about 1 press in 30, unfixed).
-  const pressRuns = runners.map(([how, viaTsx]): [number, string, boolean] => [viaTsx ? 8 : 4, how, viaTsx]);
+  const pressRuns = runners.map(([how, viaTsx]): [number, string, boolean] => [viaTsx ? 6 : 2, how, viaTsx]);
   describe.concurrent(`${chapter}: one tool round`, () => {
     // The first reply opens with a whitespace-only text block, as real models sometimes do.
     const r = shared(() =>
