@@ -20,6 +20,17 @@ loopBehaviours('s04', {
 const lines = (file: string) => readFileSync(file, 'utf8').trimEnd().split('\n');
 const again = (first: RunResult) => ({ folders: { workspace: first.workspace, home: first.home } });
 
+/** `-c` after a session ("hello", "Hi.") whose fourth line is torn: skipped, kept on its own line. */
+async function expectResumesPastTornLine(first: RunResult, file: string) {
+  const run = await runChapter('s04', { ...again(first), args: ['-c', '-p', 'still there?'], replies: [reply(text('Yes.'))] });
+  expect(run.code, run.stderr).toBe(0);
+  expect(run.stderr).toMatch(/skipped 1 damaged line.*line 4/);
+  expect(run.requests[0].body.messages.map((m: any) => m.content)).toEqual(['hello', [expect.objectContaining({ text: 'Hi.' })], 'still there?']);
+  const all = lines(file);
+  expect(all, 'header, 2 messages, the torn line (kept, on its own), 2 new messages').toHaveLength(6);
+  for (const line of [...all.slice(0, 3), ...all.slice(4)]) expect(() => JSON.parse(line)).not.toThrow();
+}
+
 describe.concurrent('s04: the session log', () => {
   it('logs every message as it is sent, and -c -p continues the conversation from the log, byte for byte', async () => {
     const first = await runChapter('s04', {
@@ -137,13 +148,7 @@ describe.concurrent('s04: what a crash leaves behind', () => {
     const first = await runChapter('s04', { args: ['-p', 'hello'], replies: [reply(text('Hi.'))] });
     const [file] = sessionFiles(first);
     appendFileSync(file, '{"type":"message","at":"2026-11-21T10:00:00.000Z","message":{"role":"user","cont');
-    const run = await runChapter('s04', { ...again(first), args: ['-c', '-p', 'still there?'], replies: [reply(text('Yes.'))] });
-    expect(run.code, run.stderr).toBe(0);
-    expect(run.stderr).toMatch(/skipped 1 damaged line.*line 4/);
-    expect(run.requests[0].body.messages.map((m: any) => m.content)).toEqual(['hello', [expect.objectContaining({ text: 'Hi.' })], 'still there?']);
-    const all = lines(file);
-    expect(all, 'header, 2 messages, the torn line (kept, on its own), 2 new messages').toHaveLength(6);
-    for (const line of [...all.slice(0, 3), ...all.slice(4)]) expect(() => JSON.parse(line)).not.toThrow();
+    await expectResumesPastTornLine(first, file);
   });
 
   it('a session an older version saved with half a character in it resumes: sent mended, stored as it was', async () => {
@@ -231,13 +236,7 @@ describe.concurrent('s04: a disk, a home and a folder that are not what they sho
     expect(full.stderr, 'no stack trace').not.toMatch(/^\s+at /m);
     expect(readFileSync(file, 'utf8').endsWith('\n'), 'the prompt’s line was torn').toBe(false);
 
-    const run = await runChapter('s04', { ...again(first), args: ['-c', '-p', 'still there?'], replies: [reply(text('Yes.'))] });
-    expect(run.code, run.stderr).toBe(0);
-    expect(run.stderr).toMatch(/skipped 1 damaged line.*line 4/);
-    expect(run.requests[0].body.messages.map((m: any) => m.content)).toEqual(['hello', [expect.objectContaining({ text: 'Hi.' })], 'still there?']);
-    const all = lines(file);
-    expect(all, 'header, 2 messages, the torn line (kept, on its own), 2 new messages').toHaveLength(6);
-    for (const line of [...all.slice(0, 3), ...all.slice(4)]) expect(() => JSON.parse(line)).not.toThrow();
+    await expectResumesPastTornLine(first, file);
   });
 
   it('no usable home: one line, exit 2, before anything is sent', async () => {
