@@ -245,7 +245,8 @@ async function main(): Promise<void> {
   const what = history.length > 0 ? `resumed with ${history.length} messages` : 'new';
   const resume = `npx tsx s05_context_compact/code.ts -r ${id}`;
   console.error(paint(DIM, `session ${id} (${what}); to come back to it: ${resume}`));
-  await lookup.then((badWindow) => badWindow && usageError(badWindow, USAGE));
+  const badWindow = await lookup;
+  if (badWindow) usageError(badWindow, USAGE);
 
   // -p: that one prompt, then exit. Else the REPL: each prompt you type, until exit or Ctrl+D.
   const prompts = options.prompt === undefined ? readPrompts('s05 >> ') : [options.prompt];

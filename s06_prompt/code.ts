@@ -185,7 +185,7 @@ const USAGE = `Usage: npx tsx s06_prompt/code.ts [options]
   --sessions           list this folder's sessions, newest first
   --show-prompt        print the assembled system prompt, section by section, and exit
   -h, --help           show this help
-REPL: /sessions, /compact [focus], /prompt. Ctrl+C stops a turn; at the prompt, it leaves.
+REPL commands: /sessions, /compact [focus], /prompt. Ctrl+C stops a turn; at the prompt, it leaves.
 CONTEXT_WINDOW in the environment: the model's context window, in tokens (default: the API's).
 Exit codes: 0 done, 1 the API failed, 2 wrong usage or a session that cannot be opened,
 130 interrupted.`;
@@ -267,7 +267,8 @@ async function main(): Promise<void> {
   const what = history.length > 0 ? `resumed with ${history.length} messages` : 'new';
   const resume = `npx tsx s06_prompt/code.ts -r ${id}`;
   console.error(paint(DIM, `session ${id} (${what}); to come back to it: ${resume}`));
-  await lookup.then((badWindow) => badWindow && usageError(badWindow, USAGE));
+  const badWindow = await lookup;
+  if (badWindow) usageError(badWindow, USAGE);
 
   // -p: that one prompt, then exit. Else the REPL: each prompt you type, until exit or Ctrl+D.
   const prompts = options.prompt === undefined ? readPrompts('s06 >> ') : [options.prompt];
