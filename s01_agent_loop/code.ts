@@ -126,8 +126,8 @@ const USAGE = `Usage: npx tsx s01_agent_loop/code.ts [options]
   -h, --help           show this help
 Exit codes: 0 done, 1 the API failed, 2 wrong usage.`;
 
-// One turn. Ctrl+C or SIGTERM meanwhile exits, and no command outlives us. Only during a turn: at
-// the prompt, readline-sync blocks the event loop and a listener would keep Ctrl+C from exiting.
+// One turn. Ctrl+C or SIGTERM meanwhile exits, and no command outlives us. (At the prompt, Ctrl+C
+// is a key, and readPrompts leaves: shared/cli.ts.)
 async function turn(messages: MessageParam[]): Promise<void> {
   await exitingOnSignals(['SIGINT', 'SIGTERM', 'SIGHUP'], () => agentLoop(messages));
 }
@@ -144,7 +144,7 @@ async function main(): Promise<void> {
   // -p: that one prompt, then exit. Else the REPL: each prompt you type, until exit or Ctrl+D.
   const prompts = options.prompt === undefined ? readPrompts('s01 >> ') : [options.prompt];
   const history: MessageParam[] = []; // one conversation across prompts
-  for (const query of prompts) {
+  for await (const query of prompts) {
     history.push({ role: 'user', content: query });
     try {
       await turn(history);

@@ -25,7 +25,7 @@ import type { TextBlockParam } from '@anthropic-ai/sdk/resources';
 import { isEntryPoint, parseFlags, readPrompts, requireTerminal } from '../shared/cli.ts';
 import { usageError } from '../shared/cli.ts';
 import { client, describeError, offline } from '../shared/client.ts';
-import { exitingOnSignals, killCommands, settleCtrlC } from '../shared/processes.ts';
+import { exitingOnSignals, killCommands } from '../shared/processes.ts';
 import { finalMessage } from '../shared/stream.ts';
 import { DIM, paint, YELLOW } from '../shared/terminal.ts';
 import { cost, withBreakpoint } from './cache.ts';
@@ -190,13 +190,12 @@ CONTEXT_WINDOW in the environment: the model's context window, in tokens (defaul
 Exit codes: 0 done, 1 the API failed, 2 wrong usage or a session that cannot be opened,
 130 interrupted.`;
 
-// One turn: the prompt, then the loop. SIGTERM meanwhile exits, and no command outlives us. Only
-// during a turn: at the prompt, readline-sync blocks the event loop and a listener would keep
-// Ctrl+C from exiting. s03: so did Ctrl+C → s04: Ctrl+C cancels the turn; the conversation goes
-// on. Returns whether it was cancelled.
+// One turn: the prompt, then the loop. SIGTERM meanwhile exits, and no command outlives us.
+// s03: so did Ctrl+C → s04: Ctrl+C cancels the turn; the conversation goes on. (At the prompt,
+// Ctrl+C is a key, and readPrompts leaves: shared/cli.ts.) Returns whether it was cancelled.
 async function turn(messages: MessageParam[], prompt: string, agent: Agent): Promise<boolean> {
   const interrupt = new AbortController();
-  // Under tsx one Ctrl+C can arrive twice (the terminal's, then tsx's): aborting twice is harmless.
+  // With -p under tsx, one Ctrl+C can come twice (shared/cli.ts): aborting twice is harmless.
   const cancel = () => {
     interrupt.abort(); // the stream stops…
     killCommands(); // …and so do the running commands, with everything they started
@@ -217,7 +216,6 @@ async function turn(messages: MessageParam[], prompt: string, agent: Agent): Pro
     messages.push(note);
     agent.log?.append(note);
     console.error(paint(YELLOW, '(interrupted: the turn stopped here; the conversation goes on)'));
-    await settleCtrlC(); // and not at the prompt: a press tsx relays late is taken here
   } finally {
     process.off('SIGINT', cancel);
   }
@@ -272,7 +270,7 @@ async function main(): Promise<void> {
 
   // -p: that one prompt, then exit. Else the REPL: each prompt you type, until exit or Ctrl+D.
   const prompts = options.prompt === undefined ? readPrompts('s06 >> ') : [options.prompt];
-  for (const query of prompts) {
+  for await (const query of prompts) {
     if (query === '/sessions') {
       printSessions(); // s04
       continue;

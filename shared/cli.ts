@@ -6,9 +6,10 @@
  * opened), 130 interrupted (Ctrl+C).
  */
 import { realpathSync } from 'node:fs';
+import { createInterface } from 'node:readline';
+import { PassThrough } from 'node:stream';
 import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
-import readlineSync from 'readline-sync';
 import { CYAN, paint } from './terminal.ts';
 
 type Flags = Record<string, { type: 'string' | 'boolean'; short?: string }>;
@@ -67,15 +68,65 @@ export function requireTerminal(): void {
 
 /**
  * The prompts typed at the REPL, trimmed, one at a time (empty lines skipped). They end when the
- * reader leaves: exit, quit (or q, /exit, /quit), or Ctrl+D on an empty line.
+ * reader leaves: exit, quit (or q, /exit, /quit), or Ctrl+D on an empty line. Ctrl+C at the prompt
+ * exits with 130; Ctrl+Z suspends (fg resumes); Up and Down recall earlier prompts.
+ *
+ * Between prompts, while the caller works on one (a turn, a REPL command), Ctrl+C is sent to this
+ * process as SIGINT, which is what the chapters listen for; other keys wait for the next prompt.
+ * Why not let the terminal send SIGINT: it would send it to `npx tsx` too, which passes it on unless
+ * the program acknowledges it within ~30 ms, and kills the program ~30 ms after that. On a busy
+ * machine one press could then arrive twice, or kill the agent. So the terminal stays in raw mode
+ * from the first prompt to the last: Ctrl+C is a key that this code reads, and tsx never sees it.
  */
-export function* readPrompts(label: string): Generator<string> {
-  for (;;) {
-    const line = readlineSync.question(paint(CYAN, label)).trim();
-    if (readlineSync.getRawInput() === '\0') return; // Ctrl+D: the end of input
-    if (['exit', 'quit', 'q', '/exit', '/quit'].includes(line.toLowerCase())) return;
-    if (line) yield line;
+export async function* readPrompts(label: string): AsyncGenerator<string> {
+  const keyboard = new PassThrough(); // the keys readline sees: those typed at the prompt
+  const rl = createInterface({ input: keyboard, output: process.stdout, terminal: true });
+  rl.setPrompt(paint(CYAN, label));
+  rl.on('SIGINT', () => {
+    process.stdout.write('\n');
+    process.exit(130);
+  });
+  rl.on('SIGTSTP', () => suspend(() => rl.prompt(true)));
+  let atPrompt = false;
+  let held = ''; // typed between prompts
+  const onKeys = (keys: string) => {
+    if (atPrompt) keyboard.write(keys);
+    else if (keys.includes('\x03')) process.kill(process.pid, 'SIGINT'); // to this process only
+    else held += keys;
+  };
+  const hungUp = () => keyboard.end(); // the terminal is gone: as Ctrl+D on an empty line
+  process.stdin.setRawMode(true);
+  process.stdin.setEncoding('utf8').on('data', onKeys).on('end', hungUp).on('error', hungUp);
+  process.stdin.resume();
+  const lines = rl[Symbol.asyncIterator](); // keeps the lines typed (or pasted) ahead
+  try {
+    for (;;) {
+      rl.prompt();
+      atPrompt = true;
+      if (keyboard.writable) keyboard.write(held); // not after hungUp
+      held = '';
+      const { value, done } = await lines.next();
+      atPrompt = false;
+      if (done) return; // Ctrl+D: the end of input
+      const line = value.trim();
+      if (['exit', 'quit', 'q', '/exit', '/quit'].includes(line.toLowerCase())) return;
+      if (line) yield line;
+    }
+  } finally {
+    process.stdin.off('data', onKeys).off('end', hungUp).off('error', hungUp).pause();
+    process.stdin.setRawMode(false);
+    rl.close();
   }
+}
+
+/** Ctrl+Z: stop the whole job (under `npx tsx`, tsx too), as the terminal does; then `resumed`. */
+function suspend(resumed: () => void): void {
+  process.stdin.setRawMode(false);
+  process.once('SIGCONT', () => {
+    process.stdin.setRawMode(true);
+    resumed();
+  });
+  process.kill(0, 'SIGTSTP'); // 0: this process group
 }
 
 /** Is the module at `url` (pass import.meta.url) the program that was started? */

@@ -72,22 +72,3 @@ export async function exitingOnSignals<T>(signals: NodeJS.Signals[], job: () => 
     for (const signal of signals) process.off(signal, quit);
   }
 }
-
-/**
- * After a Ctrl+C that cancelled a turn (s04 on): wait until no SIGINT has come for 1 s, taking
- * any that do. Under `npx tsx` one press can arrive twice: tsx waits about 30 ms for the program to
- * acknowledge the signal (it does so from its event loop), sends it again, and kills the program
- * 30 ms later if that one is not acknowledged either; on a busy machine tsx itself runs late. At
- * the prompt readline-sync blocks the event loop, so a press arriving there a second time would
- * quit the agent, or cancel the next turn if its prompt was typed ahead. Here it is taken instead.
- */
-export function settleCtrlC(quietMs = 1000): Promise<void> {
-  return new Promise((done) => {
-    const again = () => timer.refresh(); // another press: wait the whole time again
-    const timer = setTimeout(() => {
-      process.off('SIGINT', again);
-      done();
-    }, quietMs);
-    process.on('SIGINT', again);
-  });
-}

@@ -16,7 +16,7 @@ export interface LoopOptions {
   /** What Ctrl+C during a turn does: ends the agent (s01–s03), or ends only the turn (from s04 on). */
   ctrlC?: 'exits' | 'cancels the turn';
   /**
-   * Also test Ctrl+C under the tsx CLI, which relays the signal itself when the program is slow to
+   * Also test Ctrl+C under the tsx CLI, which relays a SIGINT itself when the program is slow to
    * acknowledge it: in the chapters that introduce or change Ctrl+C handling. Plain node runs always.
    * A tsx run costs about four bundle runs, and one run per chapter goes through tsx anyway (offline).
    */
@@ -36,9 +36,12 @@ export function loopBehaviours(chapter: string, options: LoopOptions) {
   const plumbingIt = plumbing ? it : (_name: string, _test: () => Promise<void>) => {};
   const runners: [string, boolean][] = [['plain node', false]];
   if (ctrlCUnderTsx) runners.unshift(['npx tsx (what readers run)', true]);
-  // Where Ctrl+C cancels the turn: how many turns to cancel in one run. Under tsx, with every second
-  // press relayed late on purpose, enough to fail without settleCtrlC; npm run soak:ctrlc does more.
-  const pressRuns = runners.map(([how, viaTsx]): [number, string, boolean] => [viaTsx ? 4 : 2, how, viaTsx]);
+  // The chapter runs under a shell in its process group that says so if the terminal sends the
+  // group a SIGINT, as it does to tsx when Ctrl+C is not read as a key (shared/cli.ts).
+  const GROUP_SIGINT = '[the terminal sent the process group SIGINT]';
+  const watchGroup = ['sh', '-c', `trap 'echo "${GROUP_SIGINT}" >&2' INT; "$@"`, 'sh'];
+  // Where Ctrl+C cancels the turn: how many turns to cancel in one run; npm run soak:ctrlc does more.
+  const pressRuns = runners.map(([how, viaTsx]): [number, string, boolean] => [viaTsx ? 8 : 4, how, viaTsx]);
   describe.concurrent(`${chapter}: one tool round`, () => {
     // The first reply opens with a whitespace-only text block, as real models sometimes do.
     const r = shared(() =>
@@ -288,33 +291,28 @@ export function loopBehaviours(chapter: string, options: LoopOptions) {
       const command = '(sleep 2; touch late.txt) & sleep 30';
       const run = await runRepl(chapter, ['start it', { after: /\$ \(sleep 2/, keys: '\x03' }], {
         viaTsx,
+        wrapper: watchGroup,
         replies: [reply(toolUse('bash', { command }))],
       });
       expect(run.code, 'interrupted: 128 + SIGINT (2)').toBe(130);
+      expect(run.stdout, 'Ctrl+C is read as a key, not sent to tsx too').not.toContain(GROUP_SIGINT);
       await new Promise((done) => setTimeout(done, 2500));
       expect(existsSync(join(run.workspace, 'late.txt')), 'the command’s background job must be gone too').toBe(false);
     });
 
     if (ctrlC === 'cancels the turn') it.each(pressRuns)('Ctrl+C in the REPL while a command runs ends the command and the turn, not the agent, %s times in a row, under %s', async (presses, _how, viaTsx) => {
       // Each turn starts `(sleep 2; touch late.txt) & sleep 30` and gets a Ctrl+C (helpers/ctrl-c.ts).
-      // Under tsx one press can arrive twice: tsx relays it when slow to hear it was acknowledged,
-      // later on a loaded machine. Every second press is relayed on purpose, 60 or 150 ms late: it
-      // must not land at the prompt (and quit) or in the next turn (and cancel it).
-      // tsx also kills the agent outright when the machine is too busy to let it acknowledge a press
-      // within 60 ms: in the middle of a turn, or, when tsx's own relay runs more than settleCtrlC's
-      // second late, at the prompt (readline-sync blocks the event loop there; the fix for that is a
-      // prompt that does not block). No program can catch that SIGKILL, so such a run is run again,
-      // at most twice; npm run soak:ctrlc counts how often it happens.
-      const inputs = pressInputs(presses, { relay: true });
-      const attempt = async () => {
-        const run = await runRepl(chapter, inputs, { viaTsx, respond: respondToPresses });
-        return { run, tally: tallyPresses(run, presses) };
-      };
-      const killedByTsx = (t: ReturnType<typeof tallyPresses>) => t['killed in the turn'] + t['also quit'] > 0;
-      let { run, tally } = await attempt();
-      for (let again = 0; viaTsx && killedByTsx(tally) && again < 2; again++) ({ run, tally } = await attempt());
+      // Were Ctrl+C a signal from the terminal, tsx would get it too, pass it on when the agent was
+      // slow to acknowledge it (so one press came twice: at the prompt it quit, in the next turn it
+      // cancelled that), and kill the agent when slower still. The REPL reads Ctrl+C as a key
+      // instead (shared/cli.ts), so under tsx as under node every press must cancel its own turn
+      // and nothing else, on the first run.
+      const options = { viaTsx, wrapper: watchGroup, respond: respondToPresses };
+      const run = await runRepl(chapter, pressInputs(presses), options);
+      expect(run.stdout, 'Ctrl+C is read as a key, not sent to tsx too').not.toContain(GROUP_SIGINT);
+      const tally = tallyPresses(run, presses);
       const seen = `exit code ${run.code}; output:\n${run.stdout.slice(-3000)}`;
-      expect(tally, `each press cancels its turn, and nothing else (see settleCtrlC); ${seen}`).toEqual({
+      expect(tally, `each press cancels its turn, and nothing else; ${seen}`).toEqual({
         presses,
         'turn only': presses,
         'also quit': 0,
@@ -332,6 +330,16 @@ export function loopBehaviours(chapter: string, options: LoopOptions) {
       expect(run.stdout, 'the answer to the next prompt arrives').toContain('Still here.');
       await new Promise((done) => setTimeout(done, 2500));
       expect(existsSync(join(run.workspace, 'late.txt')), 'the commands’ background jobs must be gone too').toBe(false);
+    });
+
+    plumbingIt('keeps what is typed during a turn for the next prompt; Up recalls the prompt before', async () => {
+      const run = await runRepl(chapter, ['first', { after: /\$ sleep 1/, keys: 'second\r' }, '\x1b[A', 'exit'], {
+        replies: [reply(toolUse('bash', { command: 'sleep 1' })), reply(text('one')), reply(text('two')), reply(text('three'))],
+      });
+      expect(run.code, run.stdout).toBe(0);
+      const prompts = run.requests.map((request) => request.body.messages.filter((m: any) => m.role === 'user'));
+      const typed = prompts.at(-1)!.map(promptOf).filter((p: string) => !p.startsWith('['));
+      expect(typed.filter(Boolean), 'typed ahead, then Up and Enter').toEqual(['first', 'second', 'second']);
     });
 
     plumbingIt('ends quietly when stdout is closed (`-p … | head -1`), and runs nothing more', async () => {

@@ -7,8 +7,8 @@
  * own code: 0.43 CPU-s a run). All in one file, a run takes 0.25 CPU-s, and the suite is CPU-bound
  * (`npm run bench:suite` measures it). It is the very code node would load: the same files of each
  * package (esbuild picks them by the `exports` "import" conditions, as node does), with the same
- * process.env and global fetch. One package stays external, loaded from node_modules at run time (see
- * EXTERNAL). One test per chapter still runs through the tsx CLI (`viaTsx`), the way a reader does.
+ * process.env and global fetch. One test per chapter still runs through the tsx CLI (`viaTsx`), the
+ * way a reader does.
  *
  *   const file = await bundleChapter('/repo/s01_agent_loop/code.ts');   // → …/lah-bundles/<hash>.mjs
  *
@@ -42,13 +42,11 @@ const NODE_MODULES = join(REPO, 'node_modules');
 const REAL_NODE_MODULES = existsSync(NODE_MODULES) ? realpathSync(NODE_MODULES) : NODE_MODULES;
 export const BUNDLE_DIR = join(REAL_NODE_MODULES, '.cache/lah-bundles');
 // Bump when the build options below change: old bundles must not be reused.
-const RECIPE = `lah-bundle-3 esbuild ${esbuildVersion}`;
-// Packages that cannot be bundled. readline-sync runs helper scripts it finds next to its own file
-// (`__dirname + '/read.sh'`), which a bundle has no copy of. (The other packages were checked for
-// that, for native addons and for requires of computed names: none. fdir's optional
-// `createRequire(import.meta.url)('picomatch')` finds it from the bundle's folder, inside node_modules,
-// and loads a second copy there: ~4 ms a run, for a feature tinyglobby does not use.)
-const EXTERNAL = ['readline-sync'];
+const RECIPE = `lah-bundle-4 esbuild ${esbuildVersion}`;
+// Every package is bundled: none runs files it finds next to its own, loads a native addon or
+// requires a computed name (checked). fdir's optional `createRequire(import.meta.url)('picomatch')`
+// finds it from the bundle's folder, inside node_modules, and loads a second copy there: ~4 ms a
+// run, for a feature tinyglobby does not use.
 // The bundled packages' CommonJS files call `require('fs')` and the like, which an ES module has no
 // `require` for ("Dynamic require of "fs" is not supported"): give the bundle one.
 const BANNER = `import { createRequire as __lahCreateRequire } from 'node:module';
@@ -129,7 +127,6 @@ async function buildBundle(entry: string, manifest: string): Promise<string> {
     format: 'esm', // the chapters use top-level await
     platform: 'node',
     target: 'node20',
-    external: EXTERNAL,
     banner: { js: BANNER },
     sourcemap: 'external', // <hash>.mjs.map, for originalPositions(); node never loads it
     sourcesContent: false, // positions are all it is for: a seventh of the size

@@ -13,21 +13,14 @@ import type { ReplInput, RunResult } from './run-chapter.ts';
 
 const command = (k: number) => `(sleep 2; touch late.txt) & sleep 30 # t${k}x`;
 
-/**
- * What to type: each turn, a Ctrl+C once its command runs (or once the turn has ended without it).
- * With `relay`, every second press also comes again 60 or 150 ms later, straight to the chapter's
- * process, as tsx relays a press it did not see acknowledged in time (sooner or later, by load).
- */
-export function pressInputs(presses: number, options: { relay?: boolean } = {}): ReplInput[] {
+/** What to type: each turn, a Ctrl+C once its command runs (or once the turn has ended without it). */
+export function pressInputs(presses: number): ReplInput[] {
   const inputs: ReplInput[] = [];
   for (let k = 1; k <= presses; k++) {
     // If a stray signal cancels turn k before its command starts, press anyway, at the prompt: the
     // run then ends, and tallyPresses says which press did it.
     const started = new RegExp(`turn t${k}x\\n[\\s\\S]*(# t${k}x|\\(interrupted)`);
-    const relayMs = options.relay && k % 2 === 0 ? [60, 150][(k / 2) % 2] : undefined;
-    // 50 ms after the command shows: a press in the instant it is being started can kill it
-    // without cancelling the turn, rarely, on a busy machine (issue 18: not this helper's question).
-    inputs.push(`turn t${k}x`, { after: started, keys: '\x03', delayMs: 50, relayMs });
+    inputs.push(`turn t${k}x`, { after: started, keys: '\x03' });
   }
   return [...inputs, 'and now?', 'exit'];
 }
@@ -45,13 +38,13 @@ export interface Tally {
   presses: number;
   /** The press cancelled its turn, and the agent took the next prompt as a new turn. */
   'turn only': number;
-  /** The press cancelled its turn, then the agent quit (at the prompt, or killed by tsx). */
+  /** The press cancelled its turn, then the agent quit (at the prompt). */
   'also quit': number;
   /** The press cancelled its turn and then the next turn too, before that turn ran its command. */
   'also the next turn': number;
   /**
-   * The agent was killed before the turn could stop. Under tsx, on a machine too busy to let the
-   * agent acknowledge the signal within tsx's 60 ms, tsx kills it with SIGKILL: no program can help.
+   * The agent ended before the turn could stop. Under tsx this was how a press that reached tsx
+   * too ended, when the agent was too busy to acknowledge it within 60 ms: tsx SIGKILLed it.
    */
   'killed in the turn': number;
   /** The press was made, but its turn did not say it was interrupted. */

@@ -162,7 +162,8 @@ async function prepare(chapter: string, opts: RunOptions) {
   for (const [k, v] of Object.entries(process.env)) {
     if (v !== undefined && !k.startsWith('ANTHROPIC_') && k !== 'MODEL_ID' && !k.startsWith('VITEST')) env[k] = v;
   }
-  Object.assign(env, { HOME: home, NO_COLOR: '1', TERM: 'dumb' });
+  // TERM as on a reader's terminal: readline edits lines (history, arrows) only where TERM is not dumb.
+  Object.assign(env, { HOME: home, NO_COLOR: '1', TERM: 'xterm-256color' });
   if (fake) Object.assign(env, { ANTHROPIC_BASE_URL: fake.url, ANTHROPIC_API_KEY: TEST_KEY, MODEL_ID: TEST_MODEL });
   Object.assign(env, opts.env);
   return { workspace, home, tempDir, fake, env, command };
@@ -259,13 +260,11 @@ export async function runChapter(chapter: string, opts: RunOptions = {}): Promis
 
 /** What to type into the REPL: a line (typed with Enter once the prompt appears again), or keys typed as
  * they are (no Enter) once the output matches `after` — e.g. `{ after: /\$ sleep 30/, keys: '\x03' }` for a
- * Ctrl+C while that command runs. `delayMs`: type them that long after `after` matched. `relayMs`: that long
- * after the keys, send SIGINT once more, straight to the chapter's process, as the tsx CLI does when the
- * chapter is slow to acknowledge a Ctrl+C. */
-export type ReplInput = string | { after: RegExp; keys: string; delayMs?: number; relayMs?: number };
+ * Ctrl+C while that command runs. `delayMs`: type them that long after `after` matched. */
+export type ReplInput = string | { after: RegExp; keys: string; delayMs?: number };
 
 /**
- * Drive the REPL through a pseudo-terminal (readline-sync refuses piped stdin): each line is typed
+ * Drive the REPL through a pseudo-terminal (it refuses piped stdin): each line is typed
  * when the prompt has appeared once more. End with 'exit' (or '\x04' for Ctrl+D), or the run times out.
  */
 export async function runRepl(
@@ -298,14 +297,8 @@ export async function runRepl(
           lines++;
         } else {
           if (!input.after.test(text)) return;
-          const { keys, delayMs, relayMs } = input;
-          const press = () => {
-            // Find the chapter's process first (ps takes a while on a loaded machine), so the relay
-            // comes relayMs after the press, not relayMs plus however long ps took.
-            const chapterPid = relayMs === undefined ? undefined : chapterProcess(child.pid!, opts.viaTsx);
-            child.stdin!.write(keys);
-            if (chapterPid !== undefined) setTimeout(() => relaySigint(chapterPid), relayMs);
-          };
+          const { keys, delayMs } = input;
+          const press = () => child.stdin!.write(keys);
           if (delayMs === undefined) press();
           else setTimeout(press, delayMs);
         }
@@ -317,26 +310,6 @@ export async function runRepl(
   } finally {
     await p.fake?.close();
   }
-}
-
-/**
- * The chapter's own process: the command `script` runs (it execs), or under tsx the node process
- * the tsx CLI started; undefined if it has ended.
- */
-function chapterProcess(scriptPid: number, viaTsx = false): number | undefined {
-  const ps = spawnSync('ps', ['-A', '-o', 'pid=,ppid=,comm='], { encoding: 'utf8' });
-  const rows = (ps.stdout ?? '').trim().split('\n').map((line) => line.trim().split(/\s+/));
-  const childOf = (pid: number) => rows.find(([, ppid, comm]) => Number(ppid) === pid && comm === 'node');
-  const started = childOf(scriptPid);
-  const chapter = viaTsx && started ? childOf(Number(started[0])) : started;
-  return chapter ? Number(chapter[0]) : undefined;
-}
-
-/** SIGINT to the chapter's process, as tsx relays a press; nothing if it has ended. */
-function relaySigint(pid: number): void {
-  try {
-    process.kill(pid, 'SIGINT');
-  } catch {} // it had just ended
 }
 
 /**
