@@ -3,6 +3,7 @@
  * is made valid for the API, every time it is sent, without ever rewriting the log.
  */
 import type { MessageParam, ToolResultBlockParam } from '@anthropic-ai/sdk/resources';
+import { validCalls } from './tools.ts';
 
 const INTERRUPTED_CALL =
   'Error: interrupted: the agent stopped while this ran. It may have partly run; check first.';
@@ -11,8 +12,8 @@ const INTERRUPTED_CALL =
  * The conversation as the API will accept it. A session that ended mid-turn (killed while a tool
  * ran) has a tool_use without its tool_result, and every later request would be refused with a
  * 400; a damaged line can leave a result whose call is gone. Answer the one, drop the other; and
- * mend half characters. Only what is sent changes, not what is stored, so this runs on every
- * request and resuming twice adds nothing.
+ * mend half characters and the odd calls an older version stored. Only what is sent changes, not
+ * what is stored, so this runs on every request and resuming twice adds nothing.
  */
 // Half a character: a surrogate without its partner, left where an older version of the agent cut
 // text inside an emoji. The API refuses the whole request for it, so it is sent as U+FFFD.
@@ -33,23 +34,39 @@ export function repairForSending(messages: MessageParam[]): MessageParam[] {
     return { type: 'tool_result', tool_use_id: id, content: INTERRUPTED_CALL, is_error: true };
   };
   const out: MessageParam[] = [];
-  let calls: string[] = []; // the tool_use ids of the assistant message just before
+  // The calls of the assistant message just before: the id in the log, and the id sent.
+  let calls: { stored: string; sent: string }[] = [];
   for (const message of messages.map(wholeCharacters)) {
     if (message.role === 'assistant') {
-      if (calls.length > 0) out.push({ role: 'user', content: calls.map(answer) });
-      out.push(message);
+      if (calls.length > 0) out.push({ role: 'user', content: calls.map((c) => answer(c.sent)) });
       const blocks = typeof message.content === 'string' ? [] : message.content;
-      calls = blocks.flatMap((b) => (b.type === 'tool_use' ? [b.id] : []));
+      // Calls stored before validCalls (tools.ts) mended another vendor's: a repeated id, an input
+      // that is not an object. The API refuses both.
+      const valid = validCalls(blocks, out);
+      out.push(valid.every((b, i) => b === blocks[i]) ? message : { ...message, content: valid });
+      calls = [];
+      for (const [i, block] of valid.entries()) {
+        const stored = blocks[i]; // the same block, perhaps with another id
+        if (block.type !== 'tool_use' || stored.type !== 'tool_use') continue;
+        calls.push({ stored: stored.id, sent: block.id });
+      }
       continue;
     }
     const { content } = message;
     const asText = (text: string) => [{ type: 'text' as const, text }];
     const blocks = typeof content === 'string' ? asText(content) : content;
     const results = blocks.filter((b) => b.type === 'tool_result');
-    const kept = results.filter((b) => calls.includes(b.tool_use_id));
-    const missing = calls.filter((id) => !kept.some((b) => b.tool_use_id === id));
+    const kept: ToolResultBlockParam[] = []; // each result, with the first call left of its id
+    for (const result of results) {
+      const i = calls.findIndex((call) => call.stored === result.tool_use_id);
+      if (i < 0) continue; // its call is gone
+      const [{ sent }] = calls.splice(i, 1);
+      kept.push(sent === result.tool_use_id ? result : { ...result, tool_use_id: sent });
+    }
+    const missing = calls.map((call) => call.sent);
     calls = [];
-    if (kept.length === results.length && missing.length === 0) {
+    const same = kept.length === results.length && kept.every((b, i) => b === results[i]);
+    if (same && missing.length === 0) {
       out.push(message); // the usual case: sent exactly as stored
       continue;
     }
@@ -57,6 +74,6 @@ export function repairForSending(messages: MessageParam[]): MessageParam[] {
     const repaired = [...kept, ...missing.map(answer), ...others];
     if (repaired.length > 0) out.push({ role: 'user', content: repaired });
   }
-  if (calls.length > 0) out.push({ role: 'user', content: calls.map(answer) });
+  if (calls.length > 0) out.push({ role: 'user', content: calls.map((c) => answer(c.sent)) });
   return out;
 }
