@@ -106,7 +106,7 @@ export type Handler = (input: any, signal?: AbortSignal) => Promise<string>;
 
 // The dispatch map: tool name → the function that runs it. A new tool is one schema and one line.
 export const HANDLERS: Record<string, Handler> = {
-  bash: (input) => runBash(input.command, Math.min(input.timeout ?? TIMEOUT, 600)),
+  bash: (input) => runBash(input.command, Math.min(Math.max(input.timeout ?? TIMEOUT, 1), 600)),
   read_file: readFileTool,
   write_file: writeFileTool,
   edit_file: editFileTool,

@@ -385,6 +385,12 @@ export function toolBehaviours(chapter: string) {
       rmSync(outside, { recursive: true, force: true });
     });
 
+    it('a bash timeout the model sets to 0 or below gets a second: the command is not killed at once', async () => {
+      const calls = [bash('sleep 0.2; echo zero', { timeout: 0 }), bash('sleep 0.2; echo minus', { timeout: -5 })];
+      const { results } = await toolRound(chapter, calls);
+      expect(results.map((r: any) => r.content)).toEqual(['zero\n[exit code 0]', 'minus\n[exit code 0]']);
+    });
+
     it('a bash timeout kills the whole process group, background children included', async () => {
       const { results, run } = await toolRound(chapter, [bash('(sleep 1.5; touch late.txt) & sleep 30', { timeout: 1 })]);
       expect(results[0].content, 'the result says it timed out').toMatch(/timed out/);
