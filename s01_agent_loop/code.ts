@@ -1,21 +1,24 @@
 /**
- * s01 · The agent loop — the whole idea of a coding agent in one file.
+ * s01 · The agent loop — the whole idea of a coding agent, in one loop.
  *
  * Send the conversation and the tools, stream the reply, run the tool calls it asks for, send the
  * results back, and repeat until the model answers without calling a tool.
  *
- * Files, in reading order. New in s01: code.ts.
+ * Files, in reading order. New in s01: code.ts, thinking.ts.
  *   code.ts          the loop, the bash tool and the REPL
+ *   thinking.ts      the model's thinking: asked for, shown, kept for the turn it belongs to
  *   ../shared/       the runtime no chapter teaches: client, terminal, CLI, processes, stream
  */
-import type { Message, MessageCreateParams, MessageParam } from '@anthropic-ai/sdk/resources';
-import type { Tool, ToolResultBlockParam } from '@anthropic-ai/sdk/resources';
+import type { ContentBlock, Message, MessageCreateParams } from '@anthropic-ai/sdk/resources';
+import type { MessageParam, Tool, ToolResultBlockParam } from '@anthropic-ai/sdk/resources';
 import { isEntryPoint, parseFlags, readPrompts, requireTerminal } from '../shared/cli.ts';
 import { client, describeError, offline } from '../shared/client.ts';
 import { exitingOnSignals, runCommand } from '../shared/processes.ts';
 import { finalMessage } from '../shared/stream.ts';
 import { keepEnds } from '../shared/text.ts';
 import { DIM, YELLOW, paint } from '../shared/terminal.ts';
+import { dropThinkingIfChanged, forgetThinking, isThinking } from './thinking.ts';
+import { showThinking, thinkingFor } from './thinking.ts';
 
 // ── Config ──────────────────────────────────────────────────────────────────────────────────
 export const MODEL = process.env.MODEL_ID || 'claude-sonnet-5-5';
@@ -67,6 +70,8 @@ const STOP_NOTES: Record<string, string> = {
 async function streamReply(params: MessageCreateParams): Promise<Message> {
   const stream = client.messages.stream(params);
   let printed = false;
+  showThinking(stream); // the model's thinking, as it streams (thinking.ts)
+  stream.on('thinking', () => (printed = false)); // showThinking ended the answer's line
   stream.on('text', (delta) => {
     printed = true;
     process.stdout.write(delta);
@@ -79,20 +84,24 @@ async function streamReply(params: MessageCreateParams): Promise<Message> {
 }
 
 export async function agentLoop(messages: MessageParam[]): Promise<void> {
+  forgetThinking(messages); // the turns before this one: their thinking goes (thinking.ts)
   for (let round = 1; round <= MAX_ROUNDS; round++) {
     const params = { model: MODEL, max_tokens: MAX_TOKENS, system: SYSTEM, tools: TOOLS, messages };
-    const reply = await streamReply(params);
+    const reply = await streamReply({ ...params, thinking: thinkingFor(MODEL) });
     // The input grows every round: the whole conversation is sent each time.
     const { input_tokens: input, output_tokens: output } = reply.usage;
     console.error(paint(DIM, `[round ${round} · tokens in ${input} · out ${output}]`));
 
-    // Keep the reply for the next round, minus what the API would refuse to take back: text that
-    // is only whitespace (models send "\n\n" now and then), tool calls from a reply that did not
-    // stop to have them run (cut off at max_tokens…), and block types this loop does not know.
-    const content = reply.content.filter((block) => {
+    // Keep the reply for the next round as it came, thinking included (thinking.ts), minus what
+    // the API would refuse to take back: text that is only whitespace (models send "\n\n" now and
+    // then), tool calls from a reply that did not stop to have them run (cut off at max_tokens…),
+    // and block types this loop does not know.
+    const usable = (block: ContentBlock) => {
       if (block.type === 'text') return block.text.trim() !== '';
-      return block.type === 'tool_use' && reply.stop_reason === 'tool_use';
-    });
+      if (block.type === 'tool_use') return reply.stop_reason === 'tool_use';
+      return isThinking(block);
+    };
+    const content = dropThinkingIfChanged(reply.content, reply.content.filter(usable));
     if (content.length > 0) messages.push({ role: 'assistant', content });
     const calls = content.filter((block) => block.type === 'tool_use');
     if (calls.length === 0) {

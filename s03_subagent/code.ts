@@ -6,6 +6,7 @@
  * Files, in reading order. New in s03: subagent.ts. Changed to wire it in: code.ts, tools.ts. The
  * others are s02's, unchanged. The lesson: npm run diff s02 s03
  *   code.ts          the loop and the REPL
+ *   thinking.ts      the model's thinking: asked for, shown, kept for the turn it belongs to
  *   subagent.ts      who runs a loop, and the agent tool: a fresh loop for one task
  *   tools.ts         tools as data: the schemas, the dispatch map, running a reply's calls
  *   bash.ts          the bash tool, and the gate in front of it
@@ -14,13 +15,16 @@
  *   search.ts        glob and grep, with a bound on every walk and every match
  *   ../shared/       the runtime no chapter teaches: client, terminal, CLI, processes, stream
  */
-import type { Message, MessageCreateParams, MessageParam } from '@anthropic-ai/sdk/resources';
+import type { ContentBlock, Message, MessageCreateParams } from '@anthropic-ai/sdk/resources';
+import type { MessageParam } from '@anthropic-ai/sdk/resources';
 import { isEntryPoint, parseFlags, readPrompts, requireTerminal } from '../shared/cli.ts';
 import { client, describeError, offline } from '../shared/client.ts';
 import { exitingOnSignals } from '../shared/processes.ts';
 import { finalMessage } from '../shared/stream.ts';
 import { DIM, paint } from '../shared/terminal.ts';
 import { AGENT_TOOL, runSubagent, type Agent } from './subagent.ts';
+import { dropThinkingIfChanged, forgetThinking, isThinking } from './thinking.ts';
+import { showThinking, thinkingFor } from './thinking.ts';
 import { HANDLERS, runToolCalls, TOOLS, validCalls } from './tools.ts';
 import { WORKDIR } from './workspace.ts';
 
@@ -47,6 +51,8 @@ const STOP_NOTES: Record<string, string> = {
 async function streamReply(params: MessageCreateParams, print = true): Promise<Message> {
   const stream = client.messages.stream(params);
   let printed = false;
+  if (print) showThinking(stream); // the model's thinking, as it streams (thinking.ts)
+  stream.on('thinking', () => (printed = false)); // showThinking ended the answer's line
   stream.on('text', (delta) => {
     if (!print) return;
     printed = true;
@@ -61,10 +67,11 @@ async function streamReply(params: MessageCreateParams, print = true): Promise<M
 
 // s02: one agent → s03: the agent running this loop, the main one or a sub-agent (subagent.ts).
 export async function agentLoop(messages: MessageParam[], agent: Agent): Promise<string> {
+  forgetThinking(messages); // the turns before this one: their thinking goes (thinking.ts)
   for (let round = 1; round <= agent.maxRounds; round++) {
     const { system, tools } = agent;
     const params = { model: MODEL, max_tokens: MAX_TOKENS, system, tools, messages };
-    const reply = await streamReply(params, agent.print);
+    const reply = await streamReply({ ...params, thinking: thinkingFor(MODEL) }, agent.print);
     agent.usage.input += reply.usage.input_tokens;
     agent.usage.output += reply.usage.output_tokens;
     // The input grows every round: the whole conversation is sent each time.
@@ -72,15 +79,18 @@ export async function agentLoop(messages: MessageParam[], agent: Agent): Promise
     const line = `[round ${round} · tokens in ${input} · out ${output}]`;
     console.error(agent.indent + paint(DIM, line));
 
-    // Keep the reply for the next round, minus what the API would refuse to take back: text that
-    // is only whitespace (models send "\n\n" now and then), tool calls from a reply that did not
-    // stop to have them run (cut off at max_tokens…), and block types this loop does not know.
-    // s01: tool calls kept as sent → s02: odd ones from other vendors' models mended (tools.ts).
-    const kept = reply.content.filter((block) => {
+    // Keep the reply for the next round as it came, thinking included (thinking.ts), minus what
+    // the API would refuse to take back: text that is only whitespace (models send "\n\n" now and
+    // then), tool calls from a reply that did not stop to have them run (cut off at max_tokens…),
+    // and block types this loop does not know.
+    const usable = (block: ContentBlock) => {
       if (block.type === 'text') return block.text.trim() !== '';
-      return block.type === 'tool_use' && reply.stop_reason === 'tool_use';
-    });
-    const content = validCalls(kept, messages);
+      if (block.type === 'tool_use') return reply.stop_reason === 'tool_use';
+      return isThinking(block);
+    };
+    // s01: tool calls kept as sent → s02: odd ones from other vendors' models mended (tools.ts).
+    const kept = validCalls(reply.content.filter(usable), messages);
+    const content = dropThinkingIfChanged(reply.content, kept);
     if (content.length > 0) messages.push({ role: 'assistant', content });
     const calls = content.filter((block) => block.type === 'tool_use');
     if (calls.length === 0) {

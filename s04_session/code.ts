@@ -7,6 +7,7 @@
  * Files, in reading order. New in s04: session.ts, repair.ts. Changed to wire it in: code.ts,
  * subagent.ts, tools.ts. The others are s03's, unchanged. The lesson: npm run diff s03 s04
  *   code.ts          the loop and the REPL
+ *   thinking.ts      the model's thinking: asked for, shown, kept for the turn it belongs to
  *   session.ts       the session log: append, load, lock, list, resume
  *   repair.ts        repair before sending: what a crash left, made valid for the API
  *   subagent.ts      who runs a loop, and the agent tool: a fresh loop for one task
@@ -17,15 +18,18 @@
  *   search.ts        glob and grep, with a bound on every walk and every match
  *   ../shared/       the runtime no chapter teaches: client, terminal, CLI, processes, stream
  */
-import type { Message, MessageCreateParams, MessageParam } from '@anthropic-ai/sdk/resources';
+import type { ContentBlock, Message, MessageCreateParams } from '@anthropic-ai/sdk/resources';
+import type { MessageParam } from '@anthropic-ai/sdk/resources';
 import { isEntryPoint, parseFlags, readPrompts, requireTerminal } from '../shared/cli.ts';
 import { client, describeError, offline } from '../shared/client.ts';
 import { exitingOnSignals, killCommands } from '../shared/processes.ts';
 import { finalMessage } from '../shared/stream.ts';
 import { DIM, paint, YELLOW } from '../shared/terminal.ts';
 import { repairForSending } from './repair.ts';
-import { newSession, printSessions, resumeSession, SessionError, SessionLog } from './session.ts';
+import { openSession, printSessions, SessionLog } from './session.ts';
 import { AGENT_TOOL, runSubagent, type Agent } from './subagent.ts';
+import { dropThinkingIfChanged, forgetThinking, isThinking } from './thinking.ts';
+import { showThinking, thinkingFor } from './thinking.ts';
 import { HANDLERS, runToolCalls, TOOLS, validCalls } from './tools.ts';
 import { WORKDIR } from './workspace.ts';
 
@@ -52,6 +56,8 @@ const STOP_NOTES: Record<string, string> = {
 async function streamReply(params: MessageCreateParams, print = true, signal?: AbortSignal) {
   const stream = client.messages.stream(params, { signal }); // s04: Ctrl+C aborts it
   let printed = false;
+  if (print) showThinking(stream); // the model's thinking, as it streams (thinking.ts)
+  stream.on('thinking', () => (printed = false)); // showThinking ended the answer's line
   stream.on('text', (delta) => {
     if (!print) return;
     printed = true;
@@ -67,6 +73,7 @@ async function streamReply(params: MessageCreateParams, print = true, signal?: A
 // s02: one agent → s03: the agent running this loop, the main one or a sub-agent (subagent.ts).
 // s03: → s04: and the turn's signal, which Ctrl+C aborts.
 export async function agentLoop(messages: MessageParam[], agent: Agent, signal?: AbortSignal) {
+  forgetThinking(messages); // the turns before this one: their thinking goes (thinking.ts)
   // s03: messages.push → s04: each message is appended to the log too, the moment it is complete.
   const keep = (message: MessageParam) => {
     messages.push(message);
@@ -76,8 +83,9 @@ export async function agentLoop(messages: MessageParam[], agent: Agent, signal?:
     const { system, tools } = agent;
     // s03: messages → s04: the conversation with what a crash left repaired (repair.ts).
     const sent = repairForSending(messages);
+    const thinking = thinkingFor(MODEL); // and the model's thinking, to be shown (thinking.ts)
     const params = { model: MODEL, max_tokens: MAX_TOKENS, system, tools, messages: sent };
-    const reply: Message = await streamReply(params, agent.print, signal);
+    const reply: Message = await streamReply({ ...params, thinking }, agent.print, signal);
     agent.usage.input += reply.usage.input_tokens;
     agent.usage.output += reply.usage.output_tokens;
     // The input grows every round: the whole conversation is sent each time.
@@ -85,15 +93,18 @@ export async function agentLoop(messages: MessageParam[], agent: Agent, signal?:
     const line = `[round ${round} · tokens in ${input} · out ${output}]`;
     console.error(agent.indent + paint(DIM, line));
 
-    // Keep the reply for the next round, minus what the API would refuse to take back: text that
-    // is only whitespace (models send "\n\n" now and then), tool calls from a reply that did not
-    // stop to have them run (cut off at max_tokens…), and block types this loop does not know.
-    // s01: tool calls kept as sent → s02: odd ones from other vendors' models mended (tools.ts).
-    const kept = reply.content.filter((block) => {
+    // Keep the reply for the next round as it came, thinking included (thinking.ts), minus what
+    // the API would refuse to take back: text that is only whitespace (models send "\n\n" now and
+    // then), tool calls from a reply that did not stop to have them run (cut off at max_tokens…),
+    // and block types this loop does not know.
+    const usable = (block: ContentBlock) => {
       if (block.type === 'text') return block.text.trim() !== '';
-      return block.type === 'tool_use' && reply.stop_reason === 'tool_use';
-    });
-    const content = validCalls(kept, messages);
+      if (block.type === 'tool_use') return reply.stop_reason === 'tool_use';
+      return isThinking(block);
+    };
+    // s01: tool calls kept as sent → s02: odd ones from other vendors' models mended (tools.ts).
+    const kept = validCalls(reply.content.filter(usable), messages);
+    const content = dropThinkingIfChanged(reply.content, kept);
     if (content.length > 0) keep({ role: 'assistant', content }); // logged before its tools run
     const calls = content.filter((block) => block.type === 'tool_use');
     if (calls.length === 0) {
@@ -173,20 +184,6 @@ async function turn(messages: MessageParam[], prompt: string, agent: Agent): Pro
     process.off('SIGINT', cancel);
   }
   return interrupt.signal.aborted;
-}
-
-/** NEW in s04: a new session, or the one -c or -r asks for, with its conversation so far. */
-function openSession(options: { continue?: boolean; resume?: string }) {
-  try {
-    if (!options.continue && options.resume === undefined) {
-      return { log: newSession(), messages: [] };
-    }
-    return resumeSession(options.resume ?? '');
-  } catch (err) {
-    if (!(err instanceof SessionError)) throw err;
-    console.error(err.message); // before the banner, and nothing was created
-    process.exit(2);
-  }
 }
 
 async function main(): Promise<void> {

@@ -12,9 +12,9 @@ import type { ToolResultBlockParam, ToolUseBlockParam, Usage } from '@anthropic-
 import { client, describeError } from '../shared/client.ts';
 import { finalMessage } from '../shared/stream.ts';
 import { DIM, paint, YELLOW } from '../shared/terminal.ts';
-import { keepEnds } from '../shared/text.ts';
-import { head } from '../shared/text.ts';
+import { head, keepEnds } from '../shared/text.ts';
 import type { Agent } from './subagent.ts';
+import { withoutThinking } from './thinking.ts';
 
 const KEEP_RESULTS = 3; // the most recent tool results the model has seen stay whole…
 const SMALL_RESULT = 2_000; // …and so does any result up to this many characters
@@ -102,7 +102,7 @@ export function microCompact(messages: MessageParam[]): MessageParam[] {
   const old = seen.slice(0, -KEEP_RESULTS).filter(big);
   if (old.length === 0) return messages;
   const replace = new Set<ContentBlockParam>(old);
-  return messages.map((message) => {
+  const sent = messages.map((message) => {
     if (!blocksOf(message).some((block) => replace.has(block))) return message;
     const content = blocksOf(message).map((block) => {
       if (block.type !== 'tool_result' || !replace.has(block)) return block;
@@ -113,11 +113,13 @@ export function microCompact(messages: MessageParam[]): MessageParam[] {
     });
     return { ...message, content } as MessageParam;
   });
+  // A thinking block is bound to all before it: none can follow the first result replaced.
+  const first = sent.findIndex((message, i) => message !== messages[i]);
+  return [...sent.slice(0, first), ...withoutThinking(sent.slice(first))];
 }
 
-// Tier 2 needs the size of the context. The last reply's usage measured it exactly (what the model
-// was given, cache reads and writes included, plus what it wrote); what came since is estimated.
-// About 4 characters a token.
+// Tier 2 needs the context's size: the last reply's usage measured it (what the model was given,
+// cache included, and what it wrote); what came since is estimated, at 4 characters a token.
 export const estimate = (value: unknown) => Math.ceil(JSON.stringify(value).length / 4);
 
 /** After a reply: its usage is the size of the context up to and including it. */
@@ -198,8 +200,8 @@ function asText(messages: MessageParam[]): string {
       }
       if (block.type !== 'tool_result') return '';
       const text = resultText(block);
-      let shown = text;
-      if (text.length > 2_000) shown = `${head(text, 2_000)}… (${text.length} characters)`;
+      const long = text.length > 2_000;
+      const shown = long ? `${head(text, 2_000)}… (${text.length} characters)` : text;
       const error = block.is_error ? ' (an error)' : '';
       return `RESULT of ${callName(calls.get(block.tool_use_id))}${error}:\n${shown}`;
     }),
@@ -223,10 +225,9 @@ async function summarise(old: MessageParam[], state: Compaction, options: Compac
     const messages: MessageParam[] = [{ role: 'user', content }];
     const { model, maxTokens } = state;
     const params = { model, max_tokens: maxTokens, system: SUMMARY_SYSTEM, messages };
-    const signal = options.signal;
     try {
       // No tools offered: the model cannot call one. Not printed: the summary is for the model.
-      const reply = await finalMessage(client.messages.stream(params, { signal }));
+      const reply = await finalMessage(client.messages.stream(params, { signal: options.signal }));
       const texts = reply.content.map((block) => (block.type === 'text' ? block.text : ''));
       const summary = texts.join('').trim();
       if (!summary || reply.stop_reason === 'refusal') {
@@ -243,8 +244,7 @@ async function summarise(old: MessageParam[], state: Compaction, options: Compac
 function extractSummary(old: MessageParam[]): string {
   // A prompt is the first text block of a message of yours without tool results.
   const isPrompt = (m: MessageParam) => !blocksOf(m).some((block) => block.type === 'tool_result');
-  const prompts = old.filter((m) => m.role === 'user' && isPrompt(m));
-  const firsts = prompts.map((m) => blocksOf(m)[0]);
+  const firsts = old.filter((m) => m.role === 'user' && isPrompt(m)).map((m) => blocksOf(m)[0]);
   const requests = firsts.map((b) => `- ${b?.type === 'text' ? keepEnds(b.text, SHOWN_TEXT) : ''}`);
   const files = new Set<string>();
   const errors: string[] = [];
@@ -299,8 +299,7 @@ function tailStart(messages: MessageParam[], window: number, whole: boolean): nu
   if (last?.role === 'user') start = isResults(last) ? lastReply : messages.length - 1;
   if (start <= 0) return 0; // the model has seen nothing yet
   while (!whole && start > 0 && estimate(messages.slice(start - 1)) < window * TAIL_SHARE) start--;
-  // A tail may open with a reply, or with a message of yours; never with results whose calls it
-  // left out.
+  // A tail may open with a reply, or a message of yours; never with results it left the calls of.
   while (start < messages.length && isResults(messages[start])) start++;
   return start;
 }
@@ -344,7 +343,8 @@ export async function compact(messages: MessageParam[], agent: Agent, options: C
   const request = requestInProgress(old, messages.slice(cut));
   const content = `${SUMMARY_HEAD} ${where}]\n\n${summary}${request}`;
   const message: MessageParam = { role: 'user', content };
-  messages.splice(0, cut, message);
+  // What is kept loses its thinking blocks: each is bound to all before it, now a summary.
+  messages.splice(0, messages.length, message, ...withoutThinking(messages.slice(cut)));
   agent.log?.compaction(cut, message, transcript);
   state.measured = { tokens: 0, messages: 0 }; // the next reply measures it again
   const after = contextSize(messages, agent);

@@ -329,7 +329,7 @@ export function resumeSession(prefix: string): { log: SessionLog; messages: Mess
 
 /**
  * A new session. Its file, and its lock, appear with the first message: a run that says nothing
- * leaves neither (Ctrl+C at the prompt ends the process before any exit handler can run).
+ * leaves neither.
  */
 export function newSession(): SessionLog {
   const id = randomUUID();
@@ -341,11 +341,25 @@ export function newSession(): SessionLog {
     const why = `sessions cannot be saved in ${SESSIONS} (${(err as NodeJS.ErrnoException).code})`;
     throw new SessionError(`${why}; set HOME to a folder you can write to`);
   }
-  // Locks whose process is gone (Ctrl+C at the prompt, kill -9) are cleaned up here; -c and -r
-  // would take them over anyway.
+  // Locks whose process is gone (kill -9, a crash) are cleaned up here; -c and -r would take them
+  // over anyway.
   for (const lockFile of readdirSync(SESSIONS).filter((name) => name.endsWith('.lock'))) {
     const pid = lockHolder(join(SESSIONS, lockFile));
     if (pid && !isAlive(pid)) rmSync(join(SESSIONS, lockFile), { force: true });
   }
   return new SessionLog(id, join(SESSIONS, `${id}.jsonl`), 0, { lock: true });
+}
+
+/** A new session, or the one -c or -r asks for, with its conversation so far; or exit 2. */
+export function openSession(options: { continue?: boolean; resume?: string }) {
+  try {
+    if (!options.continue && options.resume === undefined) {
+      return { log: newSession(), messages: [] };
+    }
+    return resumeSession(options.resume ?? '');
+  } catch (err) {
+    if (!(err instanceof SessionError)) throw err;
+    console.error(err.message); // before the banner, and nothing was created
+    process.exit(2);
+  }
 }

@@ -16,7 +16,7 @@
  * Plumbing only: no chapter's mechanism lives here. The offline demo model (offline-model.ts) is this
  * server with a rule-based `respond` function.
  */
-import { createHash, randomBytes } from 'node:crypto';
+import { createHash, createHmac, randomBytes } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
@@ -26,7 +26,13 @@ export type ReplyBlock =
   | { type: 'text'; text: string }
   | { type: 'tool_use'; id?: string; name: string; input: unknown }
   /** Any other block, streamed as it is (a type newer than the client, say): `other({ type: 'x' })`. */
-  | { type: 'other'; block: { type: string; [k: string]: unknown } };
+  | { type: 'other'; block: { type: string; [k: string]: unknown } }
+  /**
+   * A thinking block where the script puts it (its text shows only under `display: "summarized"`).
+   * Without any, a reply to a model that thinks gets them where the API puts them (see Thinking).
+   */
+  | { type: 'thinking'; thinking: string }
+  | { type: 'redacted_thinking' };
 
 export type StopReason =
   | 'end_turn'
@@ -44,7 +50,10 @@ export interface MessageReply {
   stop_reason?: StopReason;
   /** Overrides for the usage numbers (otherwise estimated). */
   usage?: { input_tokens?: number; output_tokens?: number };
-  /** Stream faults: an `event: error` after N complete blocks, or the connection dropped after N. */
+  /**
+   * Stream faults: an `event: error` after N complete blocks of the script, or the connection dropped
+   * after N (thinking blocks are not counted, the script's or the ones the fake adds).
+   */
   errorAfterBlocks?: number;
   dropAfterBlocks?: number;
   /** Milliseconds to wait between SSE events (to watch streaming, or to test Ctrl+C). */
@@ -143,6 +152,8 @@ export interface FakeAnthropic {
 export const text = (t: string): ReplyBlock => ({ type: 'text', text: t });
 export const toolUse = (name: string, input: unknown, id?: string): ReplyBlock => ({ type: 'tool_use', name, input, id });
 export const other = (block: { type: string; [k: string]: unknown }): ReplyBlock => ({ type: 'other', block });
+export const thinking = (t: string): ReplyBlock => ({ type: 'thinking', thinking: t });
+export const redactedThinking = (): ReplyBlock => ({ type: 'redacted_thinking' });
 export const reply = (...content: ReplyBlock[]): MessageReply => ({ content });
 export const httpError = (status: number, message?: string, headers?: Record<string, string>): ErrorReply => ({
   error: { status, message, headers },
@@ -433,12 +444,14 @@ function validate(path: string, headers: Record<string, string>, body: unknown, 
   checkSystem(body.system);
   checkTools(body.tools);
   checkMessages(body.messages, opts);
+  const mode = thinkingMode(body);
+  checkThinkingBlocks(body);
   const prompt = promptOf(body);
   const breakpoints = checkCacheControl(prompt);
   const tokens = estimateTokens(body);
   const window = opts.contextWindow ?? 200_000;
   if (tokens > window) throw bad(`prompt is too long: ${tokens} tokens > ${window} maximum`);
-  return { tokens, prompt, breakpoints };
+  return { tokens, prompt, breakpoints, mode };
 }
 
 // ── Prompt caching ──────────────────────────────────────────────────────────────────────────────
@@ -671,6 +684,231 @@ function applyCache(
   return { read: tokens[readUpTo], written };
 }
 
+// ── Thinking: section 7 of the API notes ────────────────────────────────────────────────────────
+//
+// The 5.x models think when the request has no `thinking` field (adaptive thinking), and a reply
+// carries `thinking` blocks: one first (its reasoning), one just before a tool call (a progress
+// note). Their text is "" under the default `display: "omitted"`, a summary under "summarized";
+// `between_tools` (Sonnet 5.5) has no reasoning block, and progress notes with text. Each block
+// has a `signature`, and the API checks every block a request sends back:
+//   - it is bound to what preceded it when it was made: `system`, `tools`, every earlier message and
+//     the blocks before it in its own message (values, not formatting; cache markers and thinking
+//     blocks themselves aside). Anything changed there: 400 "…bound to a different conversation…";
+//   - the blocks kept must be an unbroken run of those made: dropping the oldest, the newest or all
+//     is fine, a gap is not, and a block dropped and put back breaks the ones made while it was gone;
+//   - in the latest assistant message they come back all, exactly as sent, or not at all;
+//   - a signature changed, emptied or made up: 400 "Invalid `signature` in `thinking` block";
+//   - a block made by another model is dropped without a word (here every other model's; the API
+//     lets some models read some others' blocks, see §7.2).
+// Here a signature is the block's record (its id, the one made before it, the prefix's digest, its
+// text's digest, its message and place) with an HMAC: the same key for every fake server, as an
+// account's blocks stay valid from one API call to the next.
+
+const SIGNING_KEY = 'fake-anthropic: one account';
+
+interface Signed {
+  id: string;
+  /** The block made just before it in this conversation, or null. */
+  prev: string | null;
+  model: string;
+  /** Digest of what preceded it, and of its text. */
+  prefix: string;
+  text: string;
+  /** Whether its text was sent (display "summarized"): text put into an empty one is ignored. */
+  shown: boolean;
+  /** The message it came in, its place among that message's thinking blocks, and their number. */
+  msg: string;
+  k: number;
+  of: number;
+}
+
+const isThinking = (b: any) => isObject(b) && (b.type === 'thinking' || b.type === 'redacted_thinking');
+const digest = (v: unknown) => createHash('sha256').update(canonical(v)).digest('base64url').slice(0, 22);
+
+function sign(record: Signed): string {
+  const payload = Buffer.from(JSON.stringify(record)).toString('base64url');
+  return `${payload}.${createHmac('sha256', SIGNING_KEY).update(payload).digest('base64url')}`;
+}
+
+/** The record a signature carries, if the fake made it; undefined for anything else. */
+function readSignature(signature: unknown): Signed | undefined {
+  if (typeof signature !== 'string') return undefined;
+  const [payload, mac, extra] = signature.split('.');
+  if (!payload || !mac || extra !== undefined) return undefined;
+  if (createHmac('sha256', SIGNING_KEY).update(payload).digest('base64url') !== mac) return undefined;
+  try {
+    return JSON.parse(Buffer.from(payload, 'base64url').toString('utf8'));
+  } catch {
+    return undefined;
+  }
+}
+
+/** What a block made after `messages` (and, in its own message, after `before`) is bound to. */
+function prefixDigest(body: any, messages: any[], before: { role: string; blocks: any[] }): string {
+  const plain = (blocks: any[]) => blocks.filter((b) => !isThinking(b)).map(withoutMarker);
+  const earlier = messages.map((m) => ({ role: m.role, content: plain(blocksOf(m.content)) }));
+  const system = Array.isArray(body.system) ? body.system.map(withoutMarker) : (body.system ?? null);
+  const tools = Array.isArray(body.tools) ? body.tools.map(withoutMarker) : null;
+  return digest({ system, tools, messages: [...earlier, { role: before.role, content: plain(before.blocks) }] });
+}
+
+const boundElsewhere = (where: string) =>
+  `${where}: Invalid \`signature\` in \`thinking\` block. The block is bound to a different conversation. ` +
+  'Remove the block, or set `thinking.block_binding.prefix_mismatch_behavior` to "drop_block". That setting ' +
+  'requires the `thinking-binding-controls-2026-08-01` value in the `anthropic-beta` header.';
+
+/** Whether (and how) the reply to this request thinks; refuses the settings the model refuses. */
+function thinkingMode(body: any): { display: 'omitted' | 'summarized'; upFront: boolean } | undefined {
+  const model: string = body.model;
+  const is = (name: string) => model === name || model.startsWith(`${name}-2`); // or a dated snapshot
+  const fiveFive = is('claude-sonnet-5-5') || is('claude-opus-5-5') || is('claude-haiku-5-5');
+  const forced = isObject(body.tool_choice) && (body.tool_choice.type === 'any' || body.tool_choice.type === 'tool');
+  if (forced && (is('claude-sonnet-5-5') || is('claude-opus-5-5'))) {
+    throw bad('tool_choice: type "tool" and "any" are not supported for this model.');
+  }
+  // Haiku 5.5 takes a forced tool call, and its reply then starts with it: no thinking (§7.6).
+  if (forced && is('claude-haiku-5-5')) return undefined;
+  const t = body.thinking;
+  if (t === undefined || t === null) {
+    return fiveFive || is('claude-sonnet-5') ? { display: 'omitted', upFront: true } : undefined;
+  }
+  if (!isObject(t)) throw bad('thinking: Input should be a valid dictionary');
+  const display = t.display ?? 'omitted';
+  if (display !== 'omitted' && display !== 'summarized') {
+    throw bad(`thinking.${t.type}.display: Input should be 'summarized' or 'omitted'`);
+  }
+  const notSupported = (type: string) =>
+    `"thinking.type.${type}" is not supported for this model. Use "thinking.type.adaptive" and ` +
+    '"output_config.effort" to control thinking behavior.';
+  switch (t.type) {
+    case 'adaptive':
+      return { display, upFront: true };
+    case 'enabled':
+      if (fiveFive) throw bad(notSupported('enabled'));
+      return { display: t.display ?? 'summarized', upFront: true };
+    case 'disabled':
+      if (is('claude-sonnet-5-5')) {
+        throw bad(
+          'To turn thinking off on this model, send "thinking": {"type": "between_tools"} instead of {"type": ' +
+            '"disabled"}. The model does not think before responding. The short updates it writes between tool ' +
+            'calls come back as thinking blocks.',
+        );
+      }
+      if (is('claude-opus-5-5')) throw bad(notSupported('disabled'));
+      return undefined;
+    case 'between_tools': {
+      const extra = Object.keys(t).find((k) => k !== 'type');
+      if (extra) throw bad(`thinking.between_tools.${extra}: Extra inputs are not permitted`);
+      if (!is('claude-sonnet-5-5')) throw bad(notSupported('between_tools'));
+      return { display: 'summarized', upFront: false };
+    }
+    default: {
+      const tags = "'adaptive', 'between_tools', 'disabled', 'enabled'";
+      throw bad(`thinking: Input tag '${t.type}' found using 'type' does not match any of the expected tags: ${tags}`);
+    }
+  }
+}
+
+/** Throws what the API says of the thinking blocks a request sends back (see above). */
+function checkThinkingBlocks(body: any): void {
+  const messages = body.messages as any[];
+  const latest = messages.findLastIndex((m) => m.role === 'assistant');
+  const found: { i: number; j: number; record: Signed; edited: boolean }[] = [];
+  messages.forEach((m, i) =>
+    blocksOf(m.content).forEach((b, j) => {
+      if (!isThinking(b)) return;
+      const where = `messages.${i}.content.${j}`;
+      const field = b.type === 'thinking' ? 'signature' : 'data';
+      if (b.type === 'thinking' && typeof b.thinking !== 'string') throw bad(`${where}.thinking.thinking: Field required`);
+      if (typeof b[field] !== 'string') throw bad(`${where}.${b.type}.${field}: Field required`);
+      const record = readSignature(b[field]);
+      if (!record) throw bad(`${where}: Invalid \`signature\` in \`thinking\` block`);
+      if (record.model !== body.model) return; // another model's: dropped, not refused
+      const edited = record.shown && digest(b.type === 'thinking' ? b.thinking : '') !== record.text;
+      if (edited && i !== latest) throw bad(`${where}: Invalid \`signature\` in \`thinking\` block`);
+      found.push({ i, j, record, edited });
+    }),
+  );
+  // The latest assistant message: its thinking blocks all, in order, unchanged; or none of them.
+  const inLatest = found.filter((f) => f.i === latest);
+  const first = inLatest[0]?.record;
+  const broken = inLatest.find((f, k) => f.edited || f.record.msg !== first.msg || f.record.k !== k);
+  if (broken || (first && inLatest.length !== first.of)) {
+    const at = broken ?? inLatest[0];
+    throw bad(
+      `messages.${at.i}.content.${at.j}: \`thinking\` or \`redacted_thinking\` blocks in the latest assistant ` +
+        'message cannot be modified. These blocks must remain as they were in the original response.',
+    );
+  }
+  // Each block: what preceded it is unchanged, and it follows the block made just before it.
+  found.forEach(({ i, j, record }, n) => {
+    const before = { role: messages[i].role, blocks: blocksOf(messages[i].content).slice(0, j) };
+    const gap = n > 0 && record.prev !== found[n - 1].record.id;
+    if (gap || prefixDigest(body, messages.slice(0, i), before) !== record.prefix) {
+      throw bad(boundElsewhere(`messages.${i}.content.${j}`));
+    }
+  });
+}
+
+/** The last block of this model's in the request: the one a new block follows. */
+function lastBlockId(body: any): string | null {
+  let id: string | null = null;
+  for (const m of body.messages as any[]) {
+    for (const b of blocksOf(m.content)) {
+      const record = isThinking(b) ? readSignature(b.type === 'thinking' ? b.signature : b.data) : undefined;
+      if (record && record.model === body.model) id = record.id;
+    }
+  }
+  return id;
+}
+
+/**
+ * The script's reply with thinking blocks where the API puts them, unless it places its own; none
+ * for a model that does not think.
+ */
+function withThinking(content: ReplyBlock[], body: any, mode: ReturnType<typeof thinkingMode>): ReplyBlock[] {
+  const own = content.some((b) => b.type === 'thinking' || b.type === 'redacted_thinking');
+  if (!mode) return content.filter((b) => b.type !== 'thinking' && b.type !== 'redacted_thinking');
+  if (own) return content;
+  const prompt = [...(body.messages as any[])].reverse().find((m) => m.role === 'user');
+  const asked = blocksOf(prompt?.content ?? '').find((b) => b.type === 'text')?.text ?? '';
+  const short = asked.length > 60 ? `${asked.slice(0, 60)}…` : asked;
+  const blocks = [...content];
+  const firstCall = content.findIndex((b) => b.type === 'tool_use');
+  if (firstCall >= 0) {
+    const call = content[firstCall] as { name: string };
+    blocks.splice(firstCall, 0, { type: 'thinking', thinking: `Next: the ${call.name} tool.` });
+  }
+  if (mode.upFront) {
+    const reasoning = short ? `Working out how to answer: "${short}"` : 'Looking at the results so far.';
+    blocks.unshift({ type: 'thinking', thinking: reasoning });
+  }
+  return blocks;
+}
+
+/** The content with its signatures left out: what the output estimate counts. */
+const unsigned = (content: Record<string, any>[]) =>
+  content.map((b) => (b.type === 'thinking' ? { ...b, signature: '' } : b.type === 'redacted_thinking' ? { ...b, data: '' } : b));
+
+/** Sign the thinking blocks of a reply's final content (ids in place), in order. */
+function signThinking(content: Record<string, any>[], body: any, msg: string): void {
+  const count = content.filter(isThinking).length;
+  let prev = lastBlockId(body);
+  let k = 0;
+  content.forEach((block, j) => {
+    if (!isThinking(block)) return;
+    const before = { role: 'assistant', blocks: content.slice(0, j) };
+    const id = `${msg}_${k}`;
+    const shown = block.type === 'thinking' && block.thinking !== '';
+    const text = digest(shown ? block.thinking : '');
+    const prefix = prefixDigest(body, body.messages, before);
+    const record: Signed = { id, prev, model: body.model, prefix, text, shown, msg, k, of: count };
+    block[block.type === 'thinking' ? 'signature' : 'data'] = sign(record);
+    prev = id;
+    k++;
+  });
+}
+
 // ── The server ──────────────────────────────────────────────────────────────────────────────────
 
 export async function startFakeAnthropic(options: FakeOptions = {}): Promise<FakeAnthropic> {
@@ -758,7 +996,7 @@ export async function startFakeAnthropic(options: FakeOptions = {}): Promise<Fak
       cache_read_input_tokens: read,
       cache_creation: { ephemeral_5m_input_tokens: written['5m'], ephemeral_1h_input_tokens: written['1h'] },
     };
-    const message = buildMessage(answer, body.model, usage, ++messageCount, tag);
+    const message = buildMessage(answer, body, usage, ++messageCount, tag, checked.mode);
     rec.usage = message.usage;
     if (body.stream) return streamMessage(res, requestId, message, answer);
     sendJson(res, 200, message, requestId);
@@ -808,12 +1046,17 @@ function sendError(res: ServerResponse, requestId: string, e: ApiErrorInfo, extr
   sendJson(res, e.status, { type: 'error', error: { type: e.type, message: e.message }, request_id: requestId }, requestId, { ...retry, ...extra });
 }
 
-function buildMessage(answer: MessageReply, model: string, input: Omit<FakeUsage, 'output_tokens'>, n: number, tag: string) {
-  const content = answer.content.map((b, k): Record<string, any> => {
+function buildMessage(answer: MessageReply, body: any, input: Omit<FakeUsage, 'output_tokens'>, n: number, tag: string, mode: ReturnType<typeof thinkingMode>) {
+  const model: string = body.model;
+  const blocks = withThinking(answer.content, body, mode);
+  const content = blocks.map((b, k): Record<string, any> => {
     if (b.type === 'text') return { type: 'text', text: b.text };
     if (b.type === 'other') return b.block;
+    if (b.type === 'thinking') return { type: 'thinking', thinking: mode?.display === 'summarized' ? b.thinking : '', signature: '' };
+    if (b.type === 'redacted_thinking') return { type: 'redacted_thinking', data: '' };
     return { type: 'tool_use', id: b.id ?? `toolu_fake_${tag}_${String(n).padStart(3, '0')}_${k}`, name: b.name, input: b.input };
   });
+  signThinking(content, body, `${tag}_${n}`);
   const stop_reason = answer.stop_reason ?? (content.some((b) => b.type === 'tool_use') ? 'tool_use' : 'end_turn');
   return {
     id: `msg_fake_${String(n).padStart(4, '0')}`,
@@ -826,7 +1069,8 @@ function buildMessage(answer: MessageReply, model: string, input: Omit<FakeUsage
     usage: {
       ...input,
       input_tokens: answer.usage?.input_tokens ?? input.input_tokens,
-      output_tokens: answer.usage?.output_tokens ?? Math.max(1, Math.ceil(JSON.stringify(content).length / 4)),
+      // What was written: a signature is not (it stands for the thinking, whose summary is counted).
+      output_tokens: answer.usage?.output_tokens ?? Math.max(1, Math.ceil(JSON.stringify(unsigned(content)).length / 4)),
     } satisfies FakeUsage,
   };
 }
@@ -856,13 +1100,23 @@ async function streamMessage(res: ServerResponse, requestId: string, message: Re
     type: 'message_start',
     message: { ...message, content: [], stop_reason: null, stop_sequence: null, usage: { ...message.usage, output_tokens: 1 } },
   });
+  let done = 0; // blocks of the script sent whole (thinking blocks the fake added do not count)
   for (const [index, block] of message.content.entries()) {
-    if (answer.errorAfterBlocks === index) {
+    if (!isThinking(block) && answer.errorAfterBlocks === done) {
       await send('error', { type: 'error', error: { type: 'overloaded_error', message: 'Overloaded' } });
       return res.end();
     }
-    if (answer.dropAfterBlocks === index) return drop(res);
-    if (block.type === 'text') {
+    if (!isThinking(block) && answer.dropAfterBlocks === done) return drop(res);
+    if (!isThinking(block)) done++;
+    if (block.type === 'thinking') {
+      // Empty at the start, the text in deltas (none under "omitted"), the signature last (§7.4).
+      const start = { type: 'thinking', thinking: '', signature: '' };
+      await send('content_block_start', { type: 'content_block_start', index, content_block: start });
+      for (const part of block.thinking ? pieces(block.thinking, 24) : []) {
+        await send('content_block_delta', { type: 'content_block_delta', index, delta: { type: 'thinking_delta', thinking: part } });
+      }
+      await send('content_block_delta', { type: 'content_block_delta', index, delta: { type: 'signature_delta', signature: block.signature } });
+    } else if (block.type === 'text') {
       await send('content_block_start', { type: 'content_block_start', index, content_block: { type: 'text', text: '' } });
       if (index === 0) await send('ping', { type: 'ping' });
       for (const part of pieces(block.text!, 24)) {
@@ -886,11 +1140,11 @@ async function streamMessage(res: ServerResponse, requestId: string, message: Re
     }
     await send('content_block_stop', { type: 'content_block_stop', index });
   }
-  if (answer.errorAfterBlocks !== undefined && answer.errorAfterBlocks >= message.content.length) {
+  if (answer.errorAfterBlocks !== undefined && answer.errorAfterBlocks >= done) {
     await send('error', { type: 'error', error: { type: 'overloaded_error', message: 'Overloaded' } });
     return res.end();
   }
-  if (answer.dropAfterBlocks !== undefined && answer.dropAfterBlocks >= message.content.length) return drop(res);
+  if (answer.dropAfterBlocks !== undefined && answer.dropAfterBlocks >= done) return drop(res);
   // message_start carried the input side; message_delta the output, and again the cumulative input
   // counters (MessageDeltaUsage in the SDK: "cumulative", overwritten, never added).
   const { input_tokens, cache_creation_input_tokens, cache_read_input_tokens, output_tokens } = message.usage;

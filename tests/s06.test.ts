@@ -7,7 +7,7 @@ import { describe, expect, it } from 'vitest';
 import { reply, text, toolUse } from '../shared/fake-anthropic.ts';
 import { loopBehaviours } from './behaviours/loop.ts';
 import { toolBehaviours } from './behaviours/tools.ts';
-import { runChapter } from './helpers/run-chapter.ts';
+import { runChapter, runRepl } from './helpers/run-chapter.ts';
 import { addSessions } from './helpers/sessions.ts';
 
 loopBehaviours('s06', {
@@ -88,18 +88,23 @@ describe.concurrent('s06: the assembled system prompt', () => {
     expect(system).not.toContain('PNG');
   });
 
-  it('is rebuilt for every request: an AGENTS.md edited by a tool call shows in the next one', async () => {
-    const run = await runChapter('s06', {
-      args: ['-p', 'add a rule'],
+  it('is rebuilt for every turn: an AGENTS.md edited by a tool call shows in the next turn, not mid-turn', async () => {
+    const run = await runRepl('s06', ['add a rule', 'and now?', 'exit'], {
       setup: (workspace) => project(workspace),
       replies: [
         reply(toolUse('edit_file', { file_path: 'AGENTS.md', old_string: 'use tabs', new_string: 'use NEW-SPACES' })),
         reply(text('Done.')),
+        reply(text('Noted.')),
       ],
     });
-    expect(run.code, run.stderr).toBe(0);
-    expect(systemText(run.requests[0].body)).toContain('use tabs');
-    expect(systemText(run.requests[1].body), 'the next request has the new rule').toContain('use NEW-SPACES');
+    expect(run.code, run.stdout).toBe(0);
+    const [first, second, next] = run.requests.map((r) => r.body);
+    expect(systemText(first)).toContain('use tabs');
+    // The turn's thinking blocks go back with its second request: they are bound to the system
+    // prompt they were made under, so it stays as it was until the turn ends.
+    expect(JSON.stringify(second.messages), 'the turn’s thinking goes back').toContain('"type":"thinking"');
+    expect(JSON.stringify(second.system), 'the same system prompt within the turn').toBe(JSON.stringify(first.system));
+    expect(systemText(next), 'the next turn has the new rule').toContain('use NEW-SPACES');
   });
 
   it('keeps the date and git status out of the cached prefix: they travel with the prompt', async () => {

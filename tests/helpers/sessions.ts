@@ -33,6 +33,15 @@ export const loggedMessages = (file: string): any[] =>
     .map((line) => line.message);
 
 /**
+ * Messages without their thinking blocks (and without a message left empty): what a new turn
+ * sends of earlier ones, as the chapters drop the thinking of the turns before it.
+ */
+export const withoutThinking = (messages: any[]): any[] =>
+  messages
+    .map((m) => (typeof m.content === 'string' ? m : { ...m, content: m.content.filter((b: any) => !/thinking/.test(b.type)) }))
+    .filter((m) => m.content.length > 0);
+
+/**
  * Give the run's workspace `count` more sessions (headers and one message each, titles of 70
  * characters): enough for `--sessions` to print more than a pipe holds (64 KB), so a reader who
  * stops reading (`| head -1`) closes it while the list is still being written.
