@@ -53,6 +53,15 @@ describe.concurrent('s03: the agent tool', () => {
     expect(childLine, 'the child’s tool calls are shown (on stderr), marked as the sub-agent’s').toMatch(/^│ /);
     expect(run.stderr, 'and its token use is shown').toMatch(/sub-agent used \d+ input \+ \d+ output tokens/);
     expect(run.stdout.trim(), 'stdout holds only the parent’s answer').toBe('Parent is done.');
+
+    // Thinking: each conversation keeps its own, and nothing of one enters the other (the fake
+    // refuses a block sent after anything but what it was made after).
+    const thinkingIn = (body: any) => JSON.stringify(body.messages).match(/"type":"thinking"/g) ?? [];
+    expect(thinkingIn(childRequests[1].body), 'the child’s own tool round keeps its thinking').toHaveLength(2);
+    expect(JSON.stringify(childRequests[1].body), 'none of the parent’s').not.toContain('what is left to do?');
+    expect(thinkingIn(back), 'the parent keeps its own, and gets none of the child’s').toHaveLength(2);
+    expect(run.stderr, 'a sub-agent thinks quietly').not.toContain(`[thinking] Working out how to answer: "${TASK}`);
+    expect(run.stderr, 'the parent’s thinking is shown').toContain('[thinking] Working out how to answer: "what is left');
   });
 
   it('cuts off a sub-agent that never stops; the parent gets an is_error result and finishes', async () => {

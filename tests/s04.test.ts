@@ -130,6 +130,8 @@ describe.concurrent('s04: what a crash leaves behind', () => {
     const [file] = sessionFiles(first);
     const logged = readFileSync(file, 'utf8');
     expect(loggedMessages(file), 'the prompt and the tool call were on disk before the tool ran').toHaveLength(2);
+    const thinking = (m: any) => (typeof m.content === 'string' ? [] : m.content.filter((b: any) => b.type === 'thinking'));
+    expect(thinking(loggedMessages(file)[1]), 'the reply was logged with its thinking').toHaveLength(2);
 
     const twice = [];
     for (const prompt of ['what happened?', 'and now?']) {
@@ -143,6 +145,7 @@ describe.concurrent('s04: what a crash leaves behind', () => {
     expect(answer.content).toMatch(/interrupted.*may have partly run/);
     expect(twice[0][2].content.at(-1), 'the new prompt follows the answer').toEqual({ type: 'text', text: 'what happened?' });
     expect(JSON.stringify(twice[1].slice(0, 3)), 'repaired the same way each time').toBe(JSON.stringify(twice[0].slice(0, 3)));
+    expect(twice[0].flatMap(thinking), 'that turn is over: its thinking is not sent').toEqual([]);
     expect(readFileSync(file, 'utf8').startsWith(logged), 'the log was only appended to').toBe(true);
     expect(readFileSync(file, 'utf8'), 'the repair is not written to the log').not.toContain('may have partly run');
   });

@@ -56,6 +56,17 @@ describe.concurrent('s05 tier 1: old tool results go out as placeholders', () =>
       });
     });
     expect(placeholders.size).toBe(2);
+    // Thinking (all in one turn): each reply's blocks go back, until a result before them is sent
+    // as a placeholder. From the first placeholder on, none can be (each is bound to all before it).
+    run.requests.forEach(({ body }, k) => {
+      const messages = body.messages as any[];
+      const blocks = messages.map((m) => (typeof m.content === 'string' ? [] : m.content));
+      const first = blocks.findIndex((content) => content.some((b: any) => PLACEHOLDER.test(String(b.content ?? ''))));
+      const thinking = (from: number) => blocks.slice(from).flat().filter((b: any) => b.type === 'thinking').length;
+      const replies = messages.filter((m) => m.role === 'assistant').length;
+      if (first === -1) expect(thinking(0), `request ${k + 1}: every reply's thinking`).toBe(2 * replies);
+      else expect(thinking(first), `request ${k + 1}: none after the first placeholder`).toBe(0);
+    });
     const logged = JSON.stringify(logOf(run));
     expect(logged, 'the log keeps every result whole').not.toMatch(/cleared to save context/);
     expect(logged).toContain('1\\n2\\n3\\n4');
@@ -96,6 +107,10 @@ describe.concurrent('s05 tier 2: a summary in place of the older conversation', 
       ['tool_result', 'tool_result', 'tool_result', 'tool_result'],
     );
     expect(newest.every((b: any) => String(b.content).length > 10_000), 'and sent whole').toBe(true);
+    // The reply kept after the summary lost its thinking: each block was bound to what the summary
+    // replaced (the fake would refuse it). The summary request is plain text, thinking-free too.
+    expect(JSON.stringify(after.messages), 'no thinking kept across a summary').not.toContain('"type":"thinking"');
+    expect(JSON.stringify(summaryRequest.body.messages)).not.toContain('"type":"thinking"');
   });
 
   it('-c resumes the compacted conversation; resuming twice sends the same and logs nothing more', async () => {
@@ -408,6 +423,7 @@ describe.concurrent('s05: small windows, wrong estimates, huge prompts, cancelli
     for (const { body } of afterSummary) {
       expect(body.messages[0].content, 'the summary does not quote it; it must follow it').toContain(prompt);
     }
+    // (And the strict fake took every request: no thinking block outlived what it was made after.)
   });
 
   it('CONTEXT_WINDOW=20000 (the example in code.ts): compacts when full, each one shrinks it, and none "keeps failing"', async () => {

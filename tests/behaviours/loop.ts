@@ -207,6 +207,56 @@ export function loopBehaviours(chapter: string, options: LoopOptions) {
     });
   });
 
+  describe.concurrent(`${chapter}: the model's thinking`, () => {
+    // The default model thinks: the fake adds a thinking block first and one before the tool call.
+    const thinkingOf = (message: any) => {
+      return typeof message.content === 'string' ? [] : (message.content as any[]).filter((b) => /thinking/.test(b.type));
+    };
+
+    it('asks for its summary, shows it on stderr only, and sends the turn’s thinking back unchanged', async () => {
+      const run = await runChapter(chapter, {
+        args: ['-p', 'look around'],
+        replies: [reply(text('Looking.'), toolUse('bash', { command: 'echo hi' })), reply(text('Done.'))],
+      });
+      expect(run.code, run.stderr).toBe(0);
+      const [first, second] = run.requests.map((r) => r.body);
+      expect(first.thinking, 'a 5.x model: the summary is asked for').toEqual({ type: 'adaptive', display: 'summarized' });
+      // The fake refuses a block that was changed, or a latest reply with some of its blocks missing:
+      // that it served the second request is the proof they went back as they came.
+      const back = thinkingOf(second.messages[1]);
+      expect(back.map((b: any) => b.thinking), 'both blocks of the reply go back').toEqual([
+        'Working out how to answer: "look around"',
+        'Next: the bash tool.',
+      ]);
+      expect(back.every((b: any) => b.signature.length > 20), 'with their signatures').toBe(true);
+      expect(run.stderr, 'the thinking is shown').toContain('[thinking] Working out how to answer: "look around"');
+      expect(run.stderr).toContain('[thinking] Next: the bash tool.');
+      expect(run.stdout, 'stdout keeps the answer alone').toBe('Looking.\nDone.\n');
+    });
+
+    it('drops the thinking of a turn once the next one starts', async () => {
+      const run = await runRepl(chapter, ['look around', 'and now?', 'exit'], {
+        replies: [reply(text('Looking.'), toolUse('bash', { command: 'echo hi' })), reply(text('Done.')), reply(text('Here.'))],
+      });
+      expect(run.code, run.stdout).toBe(0);
+      const [, second, next] = run.requests.map((r) => r.body);
+      expect(second.messages.flatMap(thinkingOf), 'kept within the turn').toHaveLength(2);
+      expect(next.messages.flatMap(thinkingOf), 'none once the next turn starts').toEqual([]);
+      expect(promptOf(next.messages.at(-1))).toBe('and now?');
+    });
+
+    plumbingIt('asks a model that does not think by default for nothing: no thinking field', async () => {
+      const run = await runChapter(chapter, {
+        args: ['-p', 'hi'],
+        env: { MODEL_ID: 'claude-sonnet-4-6' },
+        replies: [reply(text('Hello.'))],
+      });
+      expect(run.code, run.stderr).toBe(0);
+      expect(run.requests[0].body, 'another model or vendor might refuse one').not.toHaveProperty('thinking');
+      expect(run.stderr).not.toContain('[thinking]');
+    });
+  });
+
   describe.concurrent(`${chapter}: the agent loop`, () => {
     it('streams: text is printed as it arrives, before the reply is complete', async () => {
       // The stream fails after the first block. A loop that waits for the whole reply before printing shows nothing.
