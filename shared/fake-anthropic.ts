@@ -65,7 +65,17 @@ export interface ErrorReply {
   error: { status: number; type?: string; message?: string; headers?: Record<string, string> };
 }
 
-export type Reply = MessageReply | ErrorReply;
+/**
+ * A recorded stream of the real API (tests/real-streams/), served as it is after the request is validated:
+ * its bytes as UTF-8, written `chunkBytes` at a time, so a write can end inside a character. Only to a
+ * request with `stream: true`. Its thinking blocks' signatures are bound to this request (see Thinking).
+ */
+export interface RecordedReply {
+  sse: string;
+  chunkBytes?: number;
+}
+
+export type Reply = MessageReply | ErrorReply | RecordedReply;
 
 export interface RespondContext {
   /** 0-based index of this request among all /v1/messages requests (refused ones included). */
@@ -107,7 +117,7 @@ export interface RecordedRequest {
   body: any;
   /** Token estimate of the whole request (tools + system + messages), cached or not. */
   inputTokens: number;
-  /** The usage the reply reported (set when a message was served, streamed or not). */
+  /** The usage the reply reported (set when a message was served, streamed or not; not for a recorded stream). */
   usage?: FakeUsage;
   /** Set when validation refused the request: what the real API would have said. */
   refused?: ApiErrorInfo;
@@ -158,6 +168,7 @@ export const reply = (...content: ReplyBlock[]): MessageReply => ({ content });
 export const httpError = (status: number, message?: string, headers?: Record<string, string>): ErrorReply => ({
   error: { status, message, headers },
 });
+export const recorded = (sse: string, chunkBytes = 7): RecordedReply => ({ sse, chunkBytes });
 
 // ── Token estimate ──────────────────────────────────────────────────────────────────────────────
 
@@ -423,7 +434,7 @@ export function checkMessages(messages: unknown, opts: FakeOptions = {}): void {
 }
 
 /** Throws a Refusal with the real API's status and message, or returns the token estimate and the prompt's layout. */
-function validate(path: string, headers: Record<string, string>, body: unknown, opts: FakeOptions) {
+function validate(path: string, headers: Record<string, string>, body: unknown, opts: FakeOptions, bound?: Bound) {
   checkHeaders(headers, opts);
   if (!isObject(body)) throw bad('body: Input should be a valid dictionary');
   const allowed = path === '/v1/messages' ? MESSAGE_FIELDS : COUNT_FIELDS;
@@ -445,7 +456,7 @@ function validate(path: string, headers: Record<string, string>, body: unknown, 
   checkTools(body.tools);
   checkMessages(body.messages, opts);
   const mode = thinkingMode(body);
-  checkThinkingBlocks(body);
+  checkThinkingBlocks(body, bound);
   const prompt = promptOf(body);
   const breakpoints = checkCacheControl(prompt);
   const tokens = estimateTokens(body);
@@ -730,9 +741,17 @@ function sign(record: Signed): string {
   return `${payload}.${createHmac('sha256', SIGNING_KEY).update(payload).digest('base64url')}`;
 }
 
-/** The record a signature carries, if the fake made it; undefined for anything else. */
-function readSignature(signature: unknown): Signed | undefined {
+/**
+ * A recorded stream's thinking blocks come with signatures the fake did not make. Each server keeps them
+ * here, signature (or data) → the record signThinking would have made for that request and place.
+ */
+type Bound = Map<string, Signed>;
+
+/** The record a signature carries, if the fake made it (or bound it); undefined for anything else. */
+function readSignature(signature: unknown, bound?: Bound): Signed | undefined {
   if (typeof signature !== 'string') return undefined;
+  const known = bound?.get(signature);
+  if (known) return known;
   const [payload, mac, extra] = signature.split('.');
   if (!payload || !mac || extra !== undefined) return undefined;
   if (createHmac('sha256', SIGNING_KEY).update(payload).digest('base64url') !== mac) return undefined;
@@ -810,7 +829,7 @@ function thinkingMode(body: any): { display: 'omitted' | 'summarized'; upFront: 
 }
 
 /** Throws what the API says of the thinking blocks a request sends back (see above). */
-function checkThinkingBlocks(body: any): void {
+function checkThinkingBlocks(body: any, bound?: Bound): void {
   const messages = body.messages as any[];
   const latest = messages.findLastIndex((m) => m.role === 'assistant');
   const found: { i: number; j: number; record: Signed; edited: boolean }[] = [];
@@ -821,7 +840,7 @@ function checkThinkingBlocks(body: any): void {
       const field = b.type === 'thinking' ? 'signature' : 'data';
       if (b.type === 'thinking' && typeof b.thinking !== 'string') throw bad(`${where}.thinking.thinking: Field required`);
       if (typeof b[field] !== 'string') throw bad(`${where}.${b.type}.${field}: Field required`);
-      const record = readSignature(b[field]);
+      const record = readSignature(b[field], bound);
       if (!record) throw bad(`${where}: Invalid \`signature\` in \`thinking\` block`);
       if (record.model !== body.model) return; // another model's: dropped, not refused
       const edited = record.shown && digest(b.type === 'thinking' ? b.thinking : '') !== record.text;
@@ -851,11 +870,11 @@ function checkThinkingBlocks(body: any): void {
 }
 
 /** The last block of this model's in the request: the one a new block follows. */
-function lastBlockId(body: any): string | null {
+function lastBlockId(body: any, bound?: Bound): string | null {
   let id: string | null = null;
   for (const m of body.messages as any[]) {
     for (const b of blocksOf(m.content)) {
-      const record = isThinking(b) ? readSignature(b.type === 'thinking' ? b.signature : b.data) : undefined;
+      const record = isThinking(b) ? readSignature(b.type === 'thinking' ? b.signature : b.data, bound) : undefined;
       if (record && record.model === body.model) id = record.id;
     }
   }
@@ -890,23 +909,73 @@ function withThinking(content: ReplyBlock[], body: any, mode: ReturnType<typeof 
 const unsigned = (content: Record<string, any>[]) =>
   content.map((b) => (b.type === 'thinking' ? { ...b, signature: '' } : b.type === 'redacted_thinking' ? { ...b, data: '' } : b));
 
-/** Sign the thinking blocks of a reply's final content (ids in place), in order. */
-function signThinking(content: Record<string, any>[], body: any, msg: string): void {
+/** The record of each thinking block of a reply's final content, in order: what its signature binds. */
+function thinkingRecords(content: Record<string, any>[], body: any, msg: string, bound?: Bound) {
   const count = content.filter(isThinking).length;
-  let prev = lastBlockId(body);
+  let prev = lastBlockId(body, bound);
   let k = 0;
-  content.forEach((block, j) => {
-    if (!isThinking(block)) return;
+  return content.flatMap((block, j) => {
+    if (!isThinking(block)) return [];
     const before = { role: 'assistant', blocks: content.slice(0, j) };
     const id = `${msg}_${k}`;
     const shown = block.type === 'thinking' && block.thinking !== '';
     const text = digest(shown ? block.thinking : '');
     const prefix = prefixDigest(body, body.messages, before);
     const record: Signed = { id, prev, model: body.model, prefix, text, shown, msg, k, of: count };
-    block[block.type === 'thinking' ? 'signature' : 'data'] = sign(record);
     prev = id;
     k++;
+    return [{ block, record }];
   });
+}
+
+/** Sign the thinking blocks of a reply's final content (ids in place), in order. */
+function signThinking(content: Record<string, any>[], body: any, msg: string, bound?: Bound): void {
+  for (const { block, record } of thinkingRecords(content, body, msg, bound)) {
+    block[block.type === 'thinking' ? 'signature' : 'data'] = sign(record);
+  }
+}
+
+/**
+ * Bind a recorded stream's thinking blocks to this request, as if the fake had signed them: each one's
+ * signature (or data), as recorded, now stands for the record signThinking would make. Served again,
+ * a stream's blocks are bound to the latest request.
+ */
+function bindThinking(sse: string, body: any, msg: string, bound: Bound): void {
+  for (const { block, record } of thinkingRecords(recordedContent(sse), body, msg, bound)) {
+    const value = block[block.type === 'thinking' ? 'signature' : 'data'];
+    if (typeof value === 'string') bound.set(value, record);
+  }
+}
+
+/** The content blocks a recorded stream ends with: each content_block_start with its deltas applied. */
+function recordedContent(sse: string): Record<string, any>[] {
+  const blocks: Record<string, any>[] = [];
+  const json = new Map<number, string>(); // a tool call's input, as its fragments arrive
+  for (const event of sse.split(/\r?\n\r?\n/)) {
+    const data = event.split(/\r?\n/).filter((line) => line.startsWith('data:')).map((line) => line.slice(5));
+    let e: any;
+    try {
+      e = JSON.parse(data.join('\n'));
+    } catch {
+      continue; // no data, or not JSON
+    }
+    if (e?.type === 'content_block_start') blocks[e.index] = { ...e.content_block };
+    const block = blocks[e?.index];
+    const d = e?.type === 'content_block_delta' && block ? e.delta : undefined;
+    if (d?.type === 'text_delta') block.text += d.text;
+    if (d?.type === 'thinking_delta') block.thinking += d.thinking;
+    if (d?.type === 'signature_delta') block.signature = d.signature;
+    if (d?.type === 'citations_delta') block.citations = [...(block.citations ?? []), d.citation];
+    if (d?.type === 'input_json_delta') json.set(e.index, (json.get(e.index) ?? '') + d.partial_json);
+  }
+  for (const [index, input] of json) {
+    try {
+      blocks[index].input = JSON.parse(input);
+    } catch {
+      // Cut off (max_tokens): the input stays as it started.
+    }
+  }
+  return blocks.filter(Boolean);
 }
 
 // ── The server ──────────────────────────────────────────────────────────────────────────────────
@@ -928,6 +997,8 @@ export async function startFakeAnthropic(options: FakeOptions = {}): Promise<Fak
   // The prompt cache: one per server, as one per organisation on the real API. Key → entry.
   const cache = new Map<string, CacheEntry>();
   const now = options.now ?? Date.now;
+  // The signatures of the thinking blocks in the recorded streams it served (see bindThinking).
+  const bound: Bound = new Map();
 
   const server = createServer(async (req, res) => {
     const requestId = `req_fake_${String(++requestCount).padStart(4, '0')}`;
@@ -966,7 +1037,7 @@ export async function startFakeAnthropic(options: FakeOptions = {}): Promise<Fak
       if (body === undefined) throw bad('There was an error parsing the body of your request: not valid JSON.');
       const halfCharacter = surrogateError(raw.toString('utf8'));
       if (halfCharacter) throw bad(`The request body is not valid JSON: ${halfCharacter}`);
-      checked = validate(path, headers, body, options);
+      checked = validate(path, headers, body, options, bound);
       rec.inputTokens = checked.tokens;
     } catch (err) {
       if (!(err instanceof Refusal)) throw err;
@@ -988,6 +1059,15 @@ export async function startFakeAnthropic(options: FakeOptions = {}): Promise<Fak
       rec.injected = { status, type, message };
       return sendError(res, requestId, rec.injected, extra);
     }
+    if ('sse' in answer) {
+      if (!body.stream) {
+        const message = 'fake-anthropic: a recorded stream is served only to a request with stream: true';
+        rec.injected = { status: 500, type: 'api_error', message };
+        return sendError(res, requestId, rec.injected, { 'x-should-retry': 'false' });
+      }
+      bindThinking(answer.sse, body, `${tag}_${++messageCount}`, bound);
+      return replayStream(res, requestId, answer);
+    }
     // The cache is read and written when a message is served (streamed or not), never for a refusal.
     const { read, written } = applyCache(cache, body.model, checked.prompt, checked.breakpoints, now(), options.minCacheableTokens ?? 1024);
     const usage = {
@@ -996,7 +1076,7 @@ export async function startFakeAnthropic(options: FakeOptions = {}): Promise<Fak
       cache_read_input_tokens: read,
       cache_creation: { ephemeral_5m_input_tokens: written['5m'], ephemeral_1h_input_tokens: written['1h'] },
     };
-    const message = buildMessage(answer, body, usage, ++messageCount, tag, checked.mode);
+    const message = buildMessage(answer, body, usage, ++messageCount, tag, checked.mode, bound);
     rec.usage = message.usage;
     if (body.stream) return streamMessage(res, requestId, message, answer);
     sendJson(res, 200, message, requestId);
@@ -1046,7 +1126,15 @@ function sendError(res: ServerResponse, requestId: string, e: ApiErrorInfo, extr
   sendJson(res, e.status, { type: 'error', error: { type: e.type, message: e.message }, request_id: requestId }, requestId, { ...retry, ...extra });
 }
 
-function buildMessage(answer: MessageReply, body: any, input: Omit<FakeUsage, 'output_tokens'>, n: number, tag: string, mode: ReturnType<typeof thinkingMode>) {
+function buildMessage(
+  answer: MessageReply,
+  body: any,
+  input: Omit<FakeUsage, 'output_tokens'>,
+  n: number,
+  tag: string,
+  mode: ReturnType<typeof thinkingMode>,
+  bound: Bound,
+) {
   const model: string = body.model;
   const blocks = withThinking(answer.content, body, mode);
   const content = blocks.map((b, k): Record<string, any> => {
@@ -1056,7 +1144,7 @@ function buildMessage(answer: MessageReply, body: any, input: Omit<FakeUsage, 'o
     if (b.type === 'redacted_thinking') return { type: 'redacted_thinking', data: '' };
     return { type: 'tool_use', id: b.id ?? `toolu_fake_${tag}_${String(n).padStart(3, '0')}_${k}`, name: b.name, input: b.input };
   });
-  signThinking(content, body, `${tag}_${n}`);
+  signThinking(content, body, `${tag}_${n}`, bound);
   const stop_reason = answer.stop_reason ?? (content.some((b) => b.type === 'tool_use') ? 'tool_use' : 'end_turn');
   return {
     id: `msg_fake_${String(n).padStart(4, '0')}`,
@@ -1085,6 +1173,23 @@ function pieces(s: string, size: number): string[] {
 /** Cut the connection mid-stream, after what was written so far has reached the client. */
 function drop(res: ServerResponse): Promise<void> {
   return new Promise((resolve) => res.write('', () => (res.socket?.destroy(), resolve())));
+}
+
+/**
+ * A recorded stream, as it is: its UTF-8 bytes in writes of `chunkBytes`, each sent before the next. The
+ * client may read several writes at once; after a write that ends inside a character the fake waits a
+ * moment, so that the client most likely reads the first half of that character on its own.
+ */
+async function replayStream(res: ServerResponse, requestId: string, answer: RecordedReply) {
+  res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', 'request-id': requestId });
+  const bytes = Buffer.from(answer.sse, 'utf8');
+  const size = Math.max(1, answer.chunkBytes ?? 7);
+  for (let at = 0; at < bytes.length && !res.destroyed; at += size) {
+    await new Promise((sent) => res.write(bytes.subarray(at, at + size), sent));
+    const halfCharacter = (bytes[at + size] & 0xc0) === 0x80; // the next byte continues a character
+    if (halfCharacter) await new Promise((wait) => setTimeout(wait, 30));
+  }
+  res.end();
 }
 
 async function streamMessage(res: ServerResponse, requestId: string, message: ReturnType<typeof buildMessage>, answer: MessageReply) {
