@@ -9,16 +9,15 @@
  *   thinking.ts      the model's thinking: asked for, shown, kept for the turn it belongs to
  *   ../shared/       the runtime no chapter teaches: client, terminal, CLI, processes, stream
  */
-import type { ContentBlock, Message, MessageCreateParams } from '@anthropic-ai/sdk/resources';
-import type { MessageParam, Tool, ToolResultBlockParam } from '@anthropic-ai/sdk/resources';
+import type { Message, MessageCreateParams, MessageParam } from '@anthropic-ai/sdk/resources';
+import type { Tool, ToolResultBlockParam } from '@anthropic-ai/sdk/resources';
 import { isEntryPoint, parseFlags, readPrompts, requireTerminal } from '../shared/cli.ts';
 import { client, describeError, offline } from '../shared/client.ts';
 import { exitingOnSignals, runCommand } from '../shared/processes.ts';
 import { finalMessage } from '../shared/stream.ts';
 import { keepEnds } from '../shared/text.ts';
 import { DIM, YELLOW, paint } from '../shared/terminal.ts';
-import { dropThinkingIfChanged, forgetThinking, isThinking } from './thinking.ts';
-import { showThinking, thinkingFor } from './thinking.ts';
+import { forgetThinking, showThinking, thinkingKept, withThinking } from './thinking.ts';
 
 // ── Config ──────────────────────────────────────────────────────────────────────────────────
 export const MODEL = process.env.MODEL_ID || 'claude-sonnet-5-5';
@@ -87,21 +86,20 @@ export async function agentLoop(messages: MessageParam[]): Promise<void> {
   forgetThinking(messages); // the turns before this one: their thinking goes (thinking.ts)
   for (let round = 1; round <= MAX_ROUNDS; round++) {
     const params = { model: MODEL, max_tokens: MAX_TOKENS, system: SYSTEM, tools: TOOLS, messages };
-    const reply = await streamReply({ ...params, thinking: thinkingFor(MODEL) });
+    const reply = await streamReply(withThinking(params));
     // The input grows every round: the whole conversation is sent each time.
     const { input_tokens: input, output_tokens: output } = reply.usage;
     console.error(paint(DIM, `[round ${round} · tokens in ${input} · out ${output}]`));
 
-    // Keep the reply for the next round as it came, thinking included (thinking.ts), minus what
-    // the API would refuse to take back: text that is only whitespace (models send "\n\n" now and
-    // then), tool calls from a reply that did not stop to have them run (cut off at max_tokens…),
-    // and block types this loop does not know.
-    const usable = (block: ContentBlock) => {
+    // Keep the reply for the next round, minus what the API would refuse to take back: text that
+    // is only whitespace (models send "\n\n" now and then), tool calls from a reply that did not
+    // stop to have them run (cut off at max_tokens…), and block types this loop does not know.
+    const kept = reply.content.filter((block) => {
       if (block.type === 'text') return block.text.trim() !== '';
-      if (block.type === 'tool_use') return reply.stop_reason === 'tool_use';
-      return isThinking(block);
-    };
-    const content = dropThinkingIfChanged(reply.content, reply.content.filter(usable));
+      return block.type === 'tool_use' && reply.stop_reason === 'tool_use';
+    });
+    // And its thinking, for the rest of the turn, if nothing else was left out (thinking.ts).
+    const content = thinkingKept(reply.content, kept);
     if (content.length > 0) messages.push({ role: 'assistant', content });
     const calls = content.filter((block) => block.type === 'tool_use');
     if (calls.length === 0) {

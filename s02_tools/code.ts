@@ -15,15 +15,13 @@
  *   search.ts        glob and grep, with a bound on every walk and every match
  *   ../shared/       the runtime no chapter teaches: client, terminal, CLI, processes, stream
  */
-import type { ContentBlock, Message, MessageCreateParams } from '@anthropic-ai/sdk/resources';
-import type { MessageParam } from '@anthropic-ai/sdk/resources';
+import type { Message, MessageCreateParams, MessageParam } from '@anthropic-ai/sdk/resources';
 import { isEntryPoint, parseFlags, readPrompts, requireTerminal } from '../shared/cli.ts';
 import { client, describeError, offline } from '../shared/client.ts';
 import { exitingOnSignals } from '../shared/processes.ts';
 import { finalMessage } from '../shared/stream.ts';
 import { DIM, paint } from '../shared/terminal.ts';
-import { dropThinkingIfChanged, forgetThinking, isThinking } from './thinking.ts';
-import { showThinking, thinkingFor } from './thinking.ts';
+import { forgetThinking, showThinking, thinkingKept, withThinking } from './thinking.ts';
 import { runToolCalls, TOOLS, validCalls } from './tools.ts';
 import { WORKDIR } from './workspace.ts';
 
@@ -66,23 +64,21 @@ export async function agentLoop(messages: MessageParam[]): Promise<void> {
   forgetThinking(messages); // the turns before this one: their thinking goes (thinking.ts)
   for (let round = 1; round <= MAX_ROUNDS; round++) {
     const params = { model: MODEL, max_tokens: MAX_TOKENS, system: SYSTEM, tools: TOOLS, messages };
-    const reply = await streamReply({ ...params, thinking: thinkingFor(MODEL) });
+    const reply = await streamReply(withThinking(params));
     // The input grows every round: the whole conversation is sent each time.
     const { input_tokens: input, output_tokens: output } = reply.usage;
     console.error(paint(DIM, `[round ${round} · tokens in ${input} · out ${output}]`));
 
-    // Keep the reply for the next round as it came, thinking included (thinking.ts), minus what
-    // the API would refuse to take back: text that is only whitespace (models send "\n\n" now and
-    // then), tool calls from a reply that did not stop to have them run (cut off at max_tokens…),
-    // and block types this loop does not know.
-    const usable = (block: ContentBlock) => {
-      if (block.type === 'text') return block.text.trim() !== '';
-      if (block.type === 'tool_use') return reply.stop_reason === 'tool_use';
-      return isThinking(block);
-    };
+    // Keep the reply for the next round, minus what the API would refuse to take back: text that
+    // is only whitespace (models send "\n\n" now and then), tool calls from a reply that did not
+    // stop to have them run (cut off at max_tokens…), and block types this loop does not know.
     // s01: tool calls kept as sent → s02: odd ones from other vendors' models mended (tools.ts).
-    const kept = validCalls(reply.content.filter(usable), messages);
-    const content = dropThinkingIfChanged(reply.content, kept);
+    const kept = reply.content.filter((block) => {
+      if (block.type === 'text') return block.text.trim() !== '';
+      return block.type === 'tool_use' && reply.stop_reason === 'tool_use';
+    });
+    // And its thinking, for the rest of the turn, if nothing else was left out (thinking.ts).
+    const content = thinkingKept(reply.content, validCalls(kept, messages));
     if (content.length > 0) messages.push({ role: 'assistant', content });
     const calls = content.filter((block) => block.type === 'tool_use');
     if (calls.length === 0) {

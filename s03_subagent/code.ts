@@ -15,16 +15,14 @@
  *   search.ts        glob and grep, with a bound on every walk and every match
  *   ../shared/       the runtime no chapter teaches: client, terminal, CLI, processes, stream
  */
-import type { ContentBlock, Message, MessageCreateParams } from '@anthropic-ai/sdk/resources';
-import type { MessageParam } from '@anthropic-ai/sdk/resources';
+import type { Message, MessageCreateParams, MessageParam } from '@anthropic-ai/sdk/resources';
 import { isEntryPoint, parseFlags, readPrompts, requireTerminal } from '../shared/cli.ts';
 import { client, describeError, offline } from '../shared/client.ts';
 import { exitingOnSignals } from '../shared/processes.ts';
 import { finalMessage } from '../shared/stream.ts';
 import { DIM, paint } from '../shared/terminal.ts';
 import { AGENT_TOOL, runSubagent, type Agent } from './subagent.ts';
-import { dropThinkingIfChanged, forgetThinking, isThinking } from './thinking.ts';
-import { showThinking, thinkingFor } from './thinking.ts';
+import { forgetThinking, showThinking, thinkingKept, withThinking } from './thinking.ts';
 import { HANDLERS, runToolCalls, TOOLS, validCalls } from './tools.ts';
 import { WORKDIR } from './workspace.ts';
 
@@ -71,7 +69,7 @@ export async function agentLoop(messages: MessageParam[], agent: Agent): Promise
   for (let round = 1; round <= agent.maxRounds; round++) {
     const { system, tools } = agent;
     const params = { model: MODEL, max_tokens: MAX_TOKENS, system, tools, messages };
-    const reply = await streamReply({ ...params, thinking: thinkingFor(MODEL) }, agent.print);
+    const reply = await streamReply(withThinking(params), agent.print);
     agent.usage.input += reply.usage.input_tokens;
     agent.usage.output += reply.usage.output_tokens;
     // The input grows every round: the whole conversation is sent each time.
@@ -79,18 +77,16 @@ export async function agentLoop(messages: MessageParam[], agent: Agent): Promise
     const line = `[round ${round} · tokens in ${input} · out ${output}]`;
     console.error(agent.indent + paint(DIM, line));
 
-    // Keep the reply for the next round as it came, thinking included (thinking.ts), minus what
-    // the API would refuse to take back: text that is only whitespace (models send "\n\n" now and
-    // then), tool calls from a reply that did not stop to have them run (cut off at max_tokens…),
-    // and block types this loop does not know.
-    const usable = (block: ContentBlock) => {
-      if (block.type === 'text') return block.text.trim() !== '';
-      if (block.type === 'tool_use') return reply.stop_reason === 'tool_use';
-      return isThinking(block);
-    };
+    // Keep the reply for the next round, minus what the API would refuse to take back: text that
+    // is only whitespace (models send "\n\n" now and then), tool calls from a reply that did not
+    // stop to have them run (cut off at max_tokens…), and block types this loop does not know.
     // s01: tool calls kept as sent → s02: odd ones from other vendors' models mended (tools.ts).
-    const kept = validCalls(reply.content.filter(usable), messages);
-    const content = dropThinkingIfChanged(reply.content, kept);
+    const kept = reply.content.filter((block) => {
+      if (block.type === 'text') return block.text.trim() !== '';
+      return block.type === 'tool_use' && reply.stop_reason === 'tool_use';
+    });
+    // And its thinking, for the rest of the turn, if nothing else was left out (thinking.ts).
+    const content = thinkingKept(reply.content, validCalls(kept, messages));
     if (content.length > 0) messages.push({ role: 'assistant', content });
     const calls = content.filter((block) => block.type === 'tool_use');
     if (calls.length === 0) {

@@ -13,13 +13,13 @@ import type { MessageStream } from '@anthropic-ai/sdk/lib/MessageStream';
 import type { ContentBlock, MessageParam } from '@anthropic-ai/sdk/resources';
 import { DIM, paint } from '../shared/terminal.ts';
 
-/** What to ask for: the thinking's summary, to show it. No field for other models and vendors. */
-export function thinkingFor(model: string) {
-  if (!/^claude-(sonnet|opus|haiku)-5/.test(model)) return undefined; // some would refuse one
-  return { type: 'adaptive', display: 'summarized' } as const;
+/** The request, asking for the thinking's summary, to show it. No field for other models. */
+export function withThinking<P extends { model: string }>(params: P) {
+  if (!/^claude-(sonnet|opus|haiku)-5/.test(params.model)) return params; // some would refuse one
+  return { ...params, thinking: { type: 'adaptive', display: 'summarized' } as const };
 }
 
-export function isThinking(block: { type: string }): boolean {
+function isThinking(block: { type: string }): boolean {
   return block.type === 'thinking' || block.type === 'redacted_thinking';
 }
 
@@ -41,17 +41,15 @@ export function showThinking(stream: MessageStream): void {
 }
 
 /**
- * What to keep of a reply: `kept`, the blocks the loop keeps of `received`. A thinking block is
+ * What to keep of a reply: `kept`, the blocks the loop keeps of what it `received` (thinking
+ * aside), and the reply's thinking too if nothing else was left out or changed. A thinking block is
  * bound to all that came before it, and the API takes the latest reply's thinking whole or not at
- * all: if the loop dropped or changed any block, every thinking block of the reply goes too.
+ * all.
  */
-export function dropThinkingIfChanged<T extends { type: string }>(
-  received: ContentBlock[],
-  kept: T[],
-): T[] {
-  const same = (block: T, i: number) => (block as { type: string }) === received[i];
-  const whole = kept.length === received.length && kept.every(same);
-  return whole ? kept : kept.filter((block) => !isThinking(block));
+export function thinkingKept<T>(received: ContentBlock[], kept: T[]): (T | ContentBlock)[] {
+  const others: unknown[] = received.filter((block) => !isThinking(block));
+  const whole = kept.length === others.length && kept.every((block, i) => block === others[i]);
+  return whole ? received : kept;
 }
 
 /** The messages without their thinking blocks (and without a message that held nothing else). */

@@ -21,8 +21,7 @@
  *   search.ts        glob and grep, with a bound on every walk and every match
  *   ../shared/       the runtime no chapter teaches: client, terminal, CLI, processes, stream
  */
-import type { ContentBlock, Message, MessageCreateParams } from '@anthropic-ai/sdk/resources';
-import type { MessageParam } from '@anthropic-ai/sdk/resources';
+import type { Message, MessageCreateParams, MessageParam } from '@anthropic-ai/sdk/resources';
 import type { TextBlockParam } from '@anthropic-ai/sdk/resources';
 import { isEntryPoint, parseFlags, readPrompts, requireTerminal } from '../shared/cli.ts';
 import { usageError } from '../shared/cli.ts';
@@ -38,8 +37,7 @@ import { showPrompt, systemPrompt, turnContext } from './prompt.ts';
 import { repairForSending } from './repair.ts';
 import { openSession, printSessions, SessionLog } from './session.ts';
 import { AGENT_TOOL, runSubagent, type Agent } from './subagent.ts';
-import { dropThinkingIfChanged, forgetThinking, isThinking } from './thinking.ts';
-import { showThinking, thinkingFor } from './thinking.ts';
+import { forgetThinking, showThinking, thinkingKept, withThinking } from './thinking.ts';
 import { HANDLERS, runToolCalls, TOOLS, validCalls } from './tools.ts';
 import { WORKDIR } from './workspace.ts';
 
@@ -97,8 +95,7 @@ export async function agentLoop(messages: MessageParam[], agent: Agent, signal?:
     // s05: → s06: and a cache breakpoint on the last message (cache.ts).
     const params = () => {
       const sent = withBreakpoint(microCompact(repairForSending(messages)));
-      const thinking = thinkingFor(MODEL); // and the model's thinking, to be shown (thinking.ts)
-      return { model: MODEL, max_tokens: MAX_TOKENS, system, tools, messages: sent, thinking };
+      return withThinking({ model: MODEL, max_tokens: MAX_TOKENS, system, tools, messages: sent });
     };
     let reply: Message;
     try {
@@ -123,18 +120,16 @@ export async function agentLoop(messages: MessageParam[], agent: Agent, signal?:
     const line = `[round ${round} · tokens in ${input}${cache} · out ${output}${dollars}]`;
     console.error(agent.indent + paint(DIM, line));
 
-    // Keep the reply for the next round as it came, thinking included (thinking.ts), minus what
-    // the API would refuse to take back: text that is only whitespace (models send "\n\n" now and
-    // then), tool calls from a reply that did not stop to have them run (cut off at max_tokens…),
-    // and block types this loop does not know.
-    const usable = (block: ContentBlock) => {
-      if (block.type === 'text') return block.text.trim() !== '';
-      if (block.type === 'tool_use') return reply.stop_reason === 'tool_use';
-      return isThinking(block);
-    };
+    // Keep the reply for the next round, minus what the API would refuse to take back: text that
+    // is only whitespace (models send "\n\n" now and then), tool calls from a reply that did not
+    // stop to have them run (cut off at max_tokens…), and block types this loop does not know.
     // s01: tool calls kept as sent → s02: odd ones from other vendors' models mended (tools.ts).
-    const kept = validCalls(reply.content.filter(usable), messages);
-    const content = dropThinkingIfChanged(reply.content, kept);
+    const kept = reply.content.filter((block) => {
+      if (block.type === 'text') return block.text.trim() !== '';
+      return block.type === 'tool_use' && reply.stop_reason === 'tool_use';
+    });
+    // And its thinking, for the rest of the turn, if nothing else was left out (thinking.ts).
+    const content = thinkingKept(reply.content, validCalls(kept, messages));
     if (content.length > 0) keep({ role: 'assistant', content }); // logged before its tools run
     // NEW in s05: the context, as measured: what the model was given and what it wrote.
     if (agent.compaction) measure(agent.compaction, reply.usage, messages.length);

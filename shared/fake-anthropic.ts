@@ -885,7 +885,7 @@ function lastBlockId(body: any, bound?: Bound): string | null {
  * The script's reply with thinking blocks where the API puts them, unless it places its own; none
  * for a model that does not think.
  */
-function withThinking(content: ReplyBlock[], body: any, mode: ReturnType<typeof thinkingMode>): ReplyBlock[] {
+function placeThinking(content: ReplyBlock[], body: any, mode: ReturnType<typeof thinkingMode>): ReplyBlock[] {
   const own = content.some((b) => b.type === 'thinking' || b.type === 'redacted_thinking');
   if (!mode) return content.filter((b) => b.type !== 'thinking' && b.type !== 'redacted_thinking');
   if (own) return content;
@@ -1136,7 +1136,7 @@ function buildMessage(
   bound: Bound,
 ) {
   const model: string = body.model;
-  const blocks = withThinking(answer.content, body, mode);
+  const blocks = placeThinking(answer.content, body, mode);
   const content = blocks.map((b, k): Record<string, any> => {
     if (b.type === 'text') return { type: 'text', text: b.text };
     if (b.type === 'other') return b.block;

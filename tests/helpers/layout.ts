@@ -6,7 +6,7 @@
  *   changed; any other is a byte-identical copy of the previous chapter's (copies must not drift);
  * - a chapter imports only its own folder and ../shared/ (and packages);
  * - no line over 100 characters, no module-level `let` or `var`;
- * - code.ts at most 300 lines (the first chapter's 200), any other file 400, and the shared
+ * - code.ts at most 300 lines (the first chapter's 170), any other file 400, and the shared
  *   runtime 450 in all.
  *
  * Each check returns a list of problems, written for the maintainer who has to fix them: empty
@@ -18,7 +18,7 @@ import { join, posix } from 'node:path';
 export const LIMITS = {
   width: 100, // characters in a line
   codeLines: 300, // lines in a chapter's code.ts
-  firstCodeLines: 200, // the first chapter's code.ts: the whole loop on a couple of screens
+  firstCodeLines: 170, // the first chapter's code.ts: the whole loop on a couple of screens
   fileLines: 400, // lines in any other file of a chapter
   runtimeLines: 450, // lines in the shared runtime, all files together
 };
