@@ -8,6 +8,7 @@ import type { MessageParam, TextBlockParam, Tool } from '@anthropic-ai/sdk/resou
 import { describeError } from '../shared/client.ts';
 import { MAGENTA, paint } from '../shared/terminal.ts';
 import { head } from '../shared/text.ts';
+import { traceAs } from '../shared/trace.ts';
 import type { Toolbox } from './tools.ts';
 import { WORKDIR } from './workspace.ts';
 
@@ -73,7 +74,8 @@ export async function runSubagent(input: SubagentInput, parent: Agent, runLoop: 
   const messages: MessageParam[] = [{ role: 'user', content: input.task }];
   let stop: string;
   try {
-    stop = await runLoop(messages, child);
+    // --trace marks its requests as the sub-agent's (shared/trace.ts).
+    stop = await traceAs('sub-agent', () => runLoop(messages, child));
   } catch (err) {
     // A failure inside the child becomes one readable line for the parent (an is_error result).
     const why = err instanceof Anthropic.APIError ? describeError(err) : (err as Error).message;

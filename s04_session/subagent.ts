@@ -8,6 +8,7 @@ import type { MessageParam, TextBlockParam, Tool } from '@anthropic-ai/sdk/resou
 import { describeError } from '../shared/client.ts';
 import { MAGENTA, paint } from '../shared/terminal.ts';
 import { head } from '../shared/text.ts';
+import { traceAs } from '../shared/trace.ts';
 import type { SessionLog } from './session.ts';
 import type { Toolbox } from './tools.ts';
 import { WORKDIR } from './workspace.ts';
@@ -83,7 +84,8 @@ export async function runSubagent(
   child.log?.append(messages[0]);
   let stop: string;
   try {
-    stop = await runLoop(messages, child, signal);
+    // --trace marks its requests as the sub-agent's (shared/trace.ts).
+    stop = await traceAs('sub-agent', () => runLoop(messages, child, signal));
   } catch (err) {
     // A failure inside the child becomes one readable line for the parent (an is_error result).
     const why = err instanceof Anthropic.APIError ? describeError(err) : (err as Error).message;

@@ -13,6 +13,7 @@ import { client, describeError } from '../shared/client.ts';
 import { finalMessage } from '../shared/stream.ts';
 import { DIM, paint, YELLOW } from '../shared/terminal.ts';
 import { head, keepEnds } from '../shared/text.ts';
+import { traceAs, traceEvent } from '../shared/trace.ts';
 import type { Agent } from './subagent.ts';
 import { withoutThinking } from './thinking.ts';
 
@@ -144,7 +145,8 @@ export async function lookUpWindow(state: Compaction): Promise<string | undefine
   const setting = process.env.CONTEXT_WINDOW;
   const usable = !setting || (/^\d+$/.test(setting) && Number(setting) >= MIN_WINDOW);
   if (!usable) return `CONTEXT_WINDOW=${setting}: expected a number, ${MIN_WINDOW} tokens or more`;
-  await contextWindow(state);
+  const window = await contextWindow(state);
+  traceEvent('context', { window, threshold: threshold(state, window) }); // for --trace
 }
 
 /** The model's context window: CONTEXT_WINDOW if set, else the Models API's, else 200,000. */
@@ -328,7 +330,7 @@ export async function compact(messages: MessageParam[], agent: Agent, options: C
   let summary: string;
   let failed = false;
   try {
-    summary = await summarise(old, state, options);
+    summary = await traceAs('compaction', () => summarise(old, state, options)); // --trace
   } catch (err) {
     if (options.signal?.aborted) throw err; // Ctrl+C: nothing is compacted
     const why = `the summary request failed (${describeError(err)})`;
@@ -348,12 +350,11 @@ export async function compact(messages: MessageParam[], agent: Agent, options: C
   agent.log?.compaction(cut, message, transcript);
   state.measured = { tokens: 0, messages: 0 }; // the next reply measures it again
   const after = contextSize(messages, agent);
-  if (options.why === 'auto') {
-    const stillFull = after > threshold(state, window);
-    state.failures = failed || stillFull ? state.failures + 1 : 0;
-  }
+  const stillFull = after > threshold(state, window);
+  if (options.why === 'auto') state.failures = failed || stillFull ? state.failures + 1 : 0;
   const saved = `${cut} messages saved to ${transcript}; context ${before} → ${after} tokens`;
   console.error(paint(DIM, `[compacted: ${saved} (estimated)]`));
+  traceEvent('compaction', { why: options.why, messages: cut, before, after, transcript });
   return true;
 }
 
@@ -394,7 +395,6 @@ export async function compactIfFull(messages: MessageParam[], agent: Agent, sign
   const full = contextSize(messages, agent) > threshold(state, await contextWindow(state));
   if (!full || state.failures >= MAX_FAILURES) return;
   await compact(messages, agent, { why: 'auto', signal });
-  if (state.failures === MAX_FAILURES) {
-    console.error(paint(YELLOW, 'compaction keeps failing; it is off for this run'));
-  }
+  const off = 'compaction keeps failing; it is off for this run';
+  if (state.failures === MAX_FAILURES) console.error(paint(YELLOW, off));
 }

@@ -87,7 +87,7 @@ export function linesTable(root: string): string {
     'Against the previous chapter: *to read* is the lines of its new files plus the lines added to',
     'the files it changed; *removed*, the lines taken out of the files it changed.',
     '',
-    `The shared runtime (shared/*.ts, the fake API and offline model aside): ${runtime} lines.`,
+    `The shared runtime (shared/*.ts, the fake API, offline model and tracer aside): ${runtime} lines.`,
   ].join('\n');
 }
 

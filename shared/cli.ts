@@ -11,15 +11,18 @@ import { PassThrough } from 'node:stream';
 import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import { CYAN, paint } from './terminal.ts';
+import { startTrace } from './trace.ts';
 
 type Flags = Record<string, { type: 'string' | 'boolean'; short?: string }>;
 const HELP = { help: { type: 'boolean', short: 'h' } } as const;
+const TRACE = { trace: { type: 'string' } } as const; // every chapter's, with -h: shared/trace.ts
 type Value<T> = T extends { type: 'string' } ? string : boolean;
 type Values<F extends Flags> = { [K in keyof F]?: Value<F[K]> };
 
 // What -h adds to every chapter's usage: how to leave the REPL (readPrompts, below), and what every
 // chapter reads from the environment or from .env. A chapter's own are in its USAGE.
-const COMMON_HELP = `In the REPL: exit, quit, q, /exit, /quit or Ctrl+D (on an empty line) leaves.
+const COMMON_HELP = `  --trace[=<file>]     record every API request and reply for: npm run inspect
+In the REPL: exit, quit, q, /exit, /quit or Ctrl+D (on an empty line) leaves.
 Environment (or .env):
   ANTHROPIC_API_KEY    your key (or ANTHROPIC_AUTH_TOKEN); none: the offline demo model answers
   ANTHROPIC_BASE_URL   an Anthropic-compatible endpoint instead of Anthropic's
@@ -37,17 +40,23 @@ export function parseFlags<const F extends Flags>(flags: F, usage: string): Valu
   process.stdout.on('error', (err: NodeJS.ErrnoException) => {
     if (err.code === 'EPIPE') process.exit(0);
   });
-  let values: Values<F & typeof HELP>;
+  // --trace alone is --trace= (the default file): parseArgs has no flag with an optional value.
+  const args = process.argv.slice(2).map((arg) => (arg === '--trace' ? '--trace=' : arg));
+  let values: Values<F & typeof HELP & typeof TRACE>;
   try {
-    values = parseArgs({ options: { ...flags, ...HELP } }).values as Values<F & typeof HELP>;
+    const options = { ...flags, ...HELP, ...TRACE };
+    values = parseArgs({ args, options }).values as Values<F & typeof HELP & typeof TRACE>;
   } catch (err) {
     return usageError((err as Error).message, usage);
   }
   for (const [name, value] of Object.entries(values)) {
     const short = flags[name]?.short;
     const flag = short ? `-${short}` : `--${name}`;
-    if (typeof value === 'string' && !value.trim()) usageError(`${flag} needs a value.`, usage);
+    const empty = typeof value === 'string' && !value.trim() && name !== 'trace';
+    if (empty) usageError(`${flag} needs a value.`, usage);
   }
+  const chapter = /(s\d\d\w*)\/code\.ts/.exec(usage)?.[1] ?? 'agent'; // the usage names it
+  if (!values.help && values.trace !== undefined) startTrace(values.trace.trim(), chapter);
   if (!values.help) return values;
   console.log(`${usage}\n${COMMON_HELP}`);
   return undefined;

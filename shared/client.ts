@@ -10,6 +10,7 @@ import Anthropic, { type Middleware } from '@anthropic-ai/sdk';
 import 'dotenv/config';
 import { startOfflineModel } from './offline-model.ts';
 import { DIM, paint } from './terminal.ts';
+import { traceExchanges } from './trace.ts';
 
 const API_KEY = process.env.ANTHROPIC_API_KEY || process.env.ANTHROPIC_AUTH_TOKEN; // '' is no key
 const BASE_URL = process.env.ANTHROPIC_BASE_URL || undefined;
@@ -70,7 +71,7 @@ export const client = new Anthropic({
   // SDK 1.x sends the key as a Bearer header; some compatible vendors read only x-api-key.
   defaultHeaders: BASE_URL && API_KEY ? { 'x-api-key': API_KEY } : undefined,
   timeout: TIMEOUT_SECONDS * 1000,
-  middleware: [announceRetries],
+  middleware: [announceRetries, traceExchanges], // traceExchanges: --trace (shared/trace.ts)
 });
 
 /** One readable line for a failed API call; no stack trace for failures we expect. */
