@@ -16,7 +16,7 @@
  * Headers are never written, so neither is the API key; the file is 0600 and its folder 0700. A
  * trace that cannot be written costs one warning, never a turn.
  */
-import type { Middleware } from '@anthropic-ai/sdk';
+import { APIError, type Middleware } from '@anthropic-ai/sdk';
 import { MessageStream } from '@anthropic-ai/sdk/lib/MessageStream';
 import type { Stream } from '@anthropic-ai/sdk/core/streaming';
 import type { RawMessageStreamEvent } from '@anthropic-ai/sdk/resources';
@@ -155,7 +155,8 @@ export const traceExchanges: Middleware = async (request, next, context) => {
   const after = Number(response.headers.get('retry-after'));
   if (after > 0) exchange.retryAfter = after;
   if (response.ok && context.options?.stream) {
-    void recordStream(exchange, await context.parse<Stream<RawMessageStreamEvent>>(response));
+    const events = await context.parse<Events>(response);
+    void recordStream(exchange, events, request.signal ?? undefined);
     return response;
   }
   // An error, or a plain JSON answer: read it whole (the SDK does not read a body it retries).
@@ -170,16 +171,20 @@ export const traceExchanges: Middleware = async (request, next, context) => {
 };
 
 /** Read a streamed reply to its end, and write it with what it came to. */
-async function recordStream(exchange: Exchange, events: Stream<RawMessageStreamEvent>) {
+type Events = Stream<RawMessageStreamEvent>;
+async function recordStream(exchange: Exchange, events: Events, signal?: AbortSignal): Promise<void> {
   const stream = MessageStream.fromReadableStream(events.toReadableStream());
-  stream.on('streamEvent', () => {
+  stream.on('streamEvent', (_event, soFar) => {
     exchange.times.firstByte ??= Date.now();
+    exchange.response = soFar; // as far as it got, should it go no further
   });
   try {
     exchange.response = await stream.finalMessage();
     finish(exchange);
   } catch (err) {
-    exchange.response = stream.currentMessage ?? null; // as far as it got
-    finish(exchange, (err as Error).message || String(err)); // an error event, an abort, a stall
+    // An error event; or the SDK's request was aborted (Ctrl+C, a stall) and this copy ended early.
+    const aborted = signal?.aborted && !(err instanceof APIError);
+    const why = aborted ? 'aborted before the reply was complete' : (err as Error).message;
+    finish(exchange, why);
   }
 }

@@ -88,6 +88,23 @@ describe.concurrent('--trace', () => {
     expect(JSON.stringify(only.response)).toContain('Half an answer');
   });
 
+  it('records a reply that Ctrl+C stopped as far as it got, and what stopped it', async () => {
+    const slow: Reply = { content: [text('First words. '.repeat(40))], eventDelayMs: 100 };
+    const run = await runChapter('s04', {
+      args: ['-p', 'hi', '--trace=t.jsonl'],
+      replies: [slow],
+      signalWhen: { after: /Working out/, signal: 'SIGINT' }, // the thinking, on stderr
+    });
+    expect(run.code).toBe(130);
+    const [only] = exchanges(readTrace(join(run.workspace, 't.jsonl')));
+    expect(only).toMatchObject({ status: 200, error: expect.stringMatching(/abort/i) });
+    // Stopped while it thought: the thinking so far is there, and no stop reason.
+    expect(only.response.content[0]).toMatchObject({ type: 'thinking' });
+    expect(only.response.content[0].thinking).toContain('Working out');
+    expect(only.response.stop_reason).toBeNull();
+    expect(only.times.done).toBeGreaterThanOrEqual(only.times.firstByte);
+  });
+
   it('marks the requests of a sub-agent and of a compaction summary, and the compaction', async () => {
     const respond = (body: any): Reply => {
       if (body.messages[0].content === 'the task') return reply(text('REPORT'));
