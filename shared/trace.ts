@@ -172,7 +172,7 @@ export const traceExchanges: Middleware = async (request, next, context) => {
 
 /** Read a streamed reply to its end, and write it with what it came to. */
 type Events = Stream<RawMessageStreamEvent>;
-async function recordStream(exchange: Exchange, events: Events, signal?: AbortSignal): Promise<void> {
+async function recordStream(exchange: Exchange, events: Events, signal?: AbortSignal) {
   const stream = MessageStream.fromReadableStream(events.toReadableStream());
   stream.on('streamEvent', (_event, soFar) => {
     exchange.times.firstByte ??= Date.now();
