@@ -1,0 +1,126 @@
+/**
+ * npm run inspect [trace] — a trace of a chapter's run (`--trace`, shared/trace.ts) as a page that
+ * replays the run request by request (scripts/inspector/page.ts), written beside the trace.
+ *
+ *   npm run inspect                          the newest trace of the folder you run it from
+ *   npm run inspect -- /path/to/trace.jsonl  that trace
+ *
+ * Prints the page's path on stdout (open it in a browser; it loads nothing from the network) and
+ * how long it took on stderr. Exit 2, with one line saying why: no trace, or not a trace.
+ */
+import { readdirSync, readFileSync, realpathSync, renameSync, rmSync, statSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { traceFolder } from '../shared/trace.ts';
+import { NotATraceError, renderPage } from './inspector/page.ts';
+
+const HOW_TO_TRACE = 'make one with --trace, e.g. npx tsx s05_context_compact/code.ts --trace';
+const USAGE = `usage: npm run inspect [-- <trace.jsonl>]
+Writes <trace>.html beside the trace: a page that replays the run request by request.
+With no trace named: the newest one of the folder you run it from (${HOW_TO_TRACE}).`;
+
+export interface Outcome {
+  code: number; // 0 written, 1 could not write the page, 2 no trace or not a trace
+  stdout: string;
+  stderr: string;
+}
+
+/** The most recently written *.jsonl in `folder`, or undefined if there is none. */
+export function newestTrace(folder: string): string | undefined {
+  let names: string[];
+  try {
+    names = readdirSync(folder).filter((name) => name.endsWith('.jsonl'));
+  } catch {
+    return undefined; // no folder: nothing was traced from there yet
+  }
+  const files = names
+    .map((name) => join(folder, name))
+    .flatMap((path) => {
+      const stat = statSync(path, { throwIfNoEntry: false });
+      return stat?.isFile() ? [{ path, modified: stat.mtimeMs }] : [];
+    });
+  files.sort((a, b) => b.modified - a.modified || b.path.localeCompare(a.path));
+  return files[0]?.path;
+}
+
+/** Where the page of a trace goes: beside it, `.jsonl` swapped for `.html`. */
+export const pagePath = (trace: string) => `${trace.replace(/\.jsonl$/, '')}.html`;
+
+/**
+ * The command, as a function of its arguments and of the folder it was started from (npm runs
+ * scripts in the repo's root, and says in INIT_CWD where you were): what to print, and the exit
+ * code.
+ */
+export function inspect(args: string[], from: string): Outcome {
+  const fail = (code: number, message: string): Outcome => ({ code, stdout: '', stderr: message });
+  if (args.includes('-h') || args.includes('--help')) return { code: 0, stdout: USAGE, stderr: '' };
+  if (args.length > 1 || args[0]?.startsWith('-')) return fail(2, `inspect: ${USAGE}`);
+
+  let trace: string;
+  if (args[0]) trace = resolve(from, args[0]);
+  else {
+    let folder: string;
+    try {
+      folder = traceFolder(from); // named after the folder's real path: it must still be there
+    } catch (err) {
+      return fail(2, `inspect: cannot find the traces of ${from}: ${(err as Error).message}`);
+    }
+    const newest = newestTrace(folder);
+    if (!newest) return fail(2, `inspect: no trace in ${folder} (the traces of ${from}); ` +
+      `${HOW_TO_TRACE}`);
+    trace = newest;
+  }
+
+  const started = performance.now();
+  let text: string;
+  try {
+    text = readFileSync(trace, 'utf8');
+  } catch (err) {
+    const missing = (err as NodeJS.ErrnoException).code === 'ENOENT';
+    const why = missing ? 'no such file' : (err as Error).message;
+    return fail(2, `inspect: cannot read ${trace}: ${why}`);
+  }
+  let html: string;
+  try {
+    html = renderPage(text);
+  } catch (err) {
+    if (err instanceof NotATraceError) return fail(2, `inspect: ${trace} is ${err.message}`);
+    throw err; // a bug of the page's, not of the trace: with its stack trace
+  }
+  const page = pagePath(trace);
+  try {
+    writePrivately(page, html);
+  } catch (err) {
+    return fail(1, `inspect: cannot write ${page}: ${(err as Error).message}`);
+  }
+  const took = Math.round(performance.now() - started);
+  const size = `${(Buffer.byteLength(html) / 1e6).toFixed(2)} MB`;
+  return { code: 0, stdout: page, stderr: `inspect: ${size} page written in ${took} ms` };
+}
+
+/**
+ * The page is made 0600, like the trace: both hold whatever the agent read and ran. It is written
+ * beside, then renamed over the old page: a page open in a browser is never seen half written,
+ * and a symlink where the page goes is replaced, not followed.
+ */
+function writePrivately(page: string, html: string): void {
+  const beside = `${page}.${process.pid}.tmp`;
+  try {
+    writeFileSync(beside, html, { mode: 0o600, flag: 'wx' });
+    renameSync(beside, page);
+  } finally {
+    rmSync(beside, { force: true }); // gone already, unless something failed
+  }
+}
+
+function main(): void {
+  const from = process.env.INIT_CWD ?? process.cwd();
+  const outcome = inspect(process.argv.slice(2), from);
+  if (outcome.stdout) console.log(outcome.stdout);
+  if (outcome.stderr) console.error(outcome.stderr);
+  process.exitCode = outcome.code;
+}
+
+const self = fileURLToPath(import.meta.url);
+if (process.argv[1] && realpathSync(process.argv[1]) === self) main();

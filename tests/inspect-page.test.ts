@@ -1,0 +1,452 @@
+/**
+ * npm run inspect's page (scripts/inspector/page.ts) and command (scripts/inspect.ts), on traces
+ * written here by hand in the format shared/trace.ts records: what the page holds for a given
+ * trace, that nothing in a trace can become markup, and that the page grows linearly with the
+ * run. tests/inspect-browser.test.ts opens the page of a real chapter's run in a browser.
+ */
+import { createHash } from 'node:crypto';
+import { lstatSync, mkdtempSync, readFileSync, statSync, symlinkSync, utimesSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { inspect, newestTrace } from '../scripts/inspect.ts';
+import { NotATraceError, readTrace, renderPage, replay } from '../scripts/inspector/page.ts';
+
+// ── Traces by hand ─────────────────────────────────────────────────────────────────────────────
+
+const HEADER = {
+  type: 'trace', version: 1, chapter: 's05_context_compact', workspace: '/home/me/app',
+  started: '2026-11-24T10:00:00.000Z',
+};
+const T0 = Date.parse(HEADER.started);
+const MODEL = 'claude-sonnet-5-5';
+const TOOLS = [{ name: 'bash', description: 'Run a command.', input_schema: { type: 'object' } }];
+
+type Message = { role: 'user' | 'assistant'; content: any };
+const user = (content: any): Message => ({ role: 'user', content });
+const assistant = (content: any[]): Message => ({ role: 'assistant', content });
+const text = (t: string) => ({ type: 'text', text: t });
+const call = (id: string, command: string) =>
+  ({ type: 'tool_use', id, name: 'bash', input: { command } });
+const result = (id: string, content: string) => ({ type: 'tool_result', tool_use_id: id, content });
+const PLACEHOLDER = '[cleared to save context: the result of bash {"command":"seq 1 2000"}, ' +
+  '8906 characters. Run it again if needed.]';
+const HI = [user('hi')];
+
+interface ExchangeOptions {
+  agent?: string;
+  try?: number;
+  status?: number;
+  response?: unknown;
+  usage?: Record<string, number>;
+  model?: string;
+  error?: string;
+}
+
+/** A POST /v1/messages exchange, sent at T0 + n seconds, answered with `reply`. */
+function exchange(n: number, messages: Message[], reply: any[], options: ExchangeOptions = {}) {
+  const usage = options.usage ?? {
+    input_tokens: 100 * n, output_tokens: 20, cache_read_input_tokens: 0,
+    cache_creation_input_tokens: 0,
+  };
+  const stop = reply.some((b) => b.type === 'tool_use') ? 'tool_use' : 'end_turn';
+  const response = options.response !== undefined ? options.response : {
+    id: `msg_${n}`, type: 'message', role: 'assistant', model: MODEL, content: reply,
+    stop_reason: stop, usage,
+  };
+  const model = options.model ?? MODEL;
+  return {
+    type: 'exchange', n, agent: options.agent ?? 'main', method: 'POST', path: '/v1/messages',
+    try: options.try ?? 1,
+    request: { model, max_tokens: 8000, system: 'Be brief.', tools: TOOLS, messages, stream: true },
+    status: options.status ?? 200, response, ...(options.error ? { error: options.error } : {}),
+    times: { sent: T0 + n * 1000, firstByte: T0 + n * 1000 + 50, done: T0 + n * 1000 + 400 },
+  };
+}
+
+const compaction = (exchanges: number, why: string, more: object = {}) => ({
+  type: 'event', event: 'compaction', at: T0 + exchanges * 1000 + 500, exchanges, agent: 'main',
+  why, messages: 7, before: 12_000, after: 3_000, ...more,
+});
+const jsonl = (...lines: unknown[]) => `${lines.map((line) => JSON.stringify(line)).join('\n')}\n`;
+
+/**
+ * A run of `turns` turns, each a prompt, a tool call with an output of `outputSize` characters
+ * and an answer: two requests a turn, each sending the whole conversation so far, as chapters do.
+ */
+function conversation(turns: number, outputSize = 2_000): unknown[] {
+  const messages: Message[] = [];
+  const lines: unknown[] = [HEADER];
+  let n = 0;
+  for (let k = 1; k <= turns; k++) {
+    messages.push(user(`turn ${k}: count to ${k}`));
+    const calling = [text(`Counting to ${k}.`), call(`toolu_${k}`, `seq 1 ${k}`)];
+    lines.push(exchange(++n, [...messages], calling));
+    messages.push(assistant(calling));
+    const output = `${k} `.repeat(outputSize / 2).slice(0, outputSize);
+    messages.push(user([result(`toolu_${k}`, output)]));
+    const answer = [text(`Done: turn ${k}.`)];
+    lines.push(exchange(++n, [...messages], answer));
+    messages.push(assistant(answer));
+  }
+  return lines;
+}
+
+// ── Reading what the page holds ────────────────────────────────────────────────────────────────
+
+/** The data island page.js reads: each distinct value once, and a row per exchange. */
+function island(html: string): { values: any[]; rows: any[] } {
+  const found = /<script type="application\/json" id="trace-data">([^]*?)<\/script>/.exec(html);
+  expect(found, 'the page must keep its data in <script type="application/json">').not.toBeNull();
+  return JSON.parse(found![1]);
+}
+const steps = (html: string) =>
+  [...html.matchAll(/<a class="step[^"]*" data-n="(\d+)"/g)].map((m) => Number(m[1]));
+const count = (html: string, pattern: RegExp) => (html.match(pattern) ?? []).length;
+/** The one line of the list for request `n`. */
+const line = (html: string, n: number) =>
+  new RegExp(`<details class="request" id="r${n}"[^]*?</summary>`).exec(html)?.[0] ?? '';
+
+// ── readTrace ──────────────────────────────────────────────────────────────────────────────────
+
+describe('readTrace', () => {
+  it('reads the header, the exchanges in the order sent and the events', () => {
+    const context = {
+      type: 'event', event: 'context', at: T0, exchanges: 0, agent: 'main',
+      window: 20_000, threshold: 10_000,
+    };
+    // Lines land as exchanges complete: the second may be written first.
+    const trace = readTrace(jsonl(HEADER, context, exchange(2, HI, []), exchange(1, HI, [])));
+    expect(trace.header.chapter).toBe('s05_context_compact');
+    expect(trace.exchanges.map((e) => e.n), 'sorted by n: as sent').toEqual([1, 2]);
+    expect(trace.events.map((e) => e.event)).toEqual(['context']);
+    expect(trace.skipped).toBe(0);
+  });
+
+  it('skips a last line cut off mid-write, and lines of kinds it does not know: says so', () => {
+    const whole = jsonl(HEADER, exchange(1, HI, [text('hello')]),
+      { type: 'something-new', at: T0 }, { type: 'event', event: 'unheard-of', at: T0 });
+    const cut = JSON.stringify(exchange(2, HI, [])).slice(0, 80);
+    const trace = readTrace(whole + cut);
+    expect(trace.exchanges.map((e) => e.n)).toEqual([1]);
+    expect(trace.skipped, 'the unknown line, the unknown event and the cut-off line').toBe(3);
+    expect(renderPage(whole + cut)).toContain('3 lines of the trace skipped');
+  });
+
+  it('refuses what is not a trace: another JSON Lines file, a JSON file, nothing', () => {
+    for (const notATrace of ['{"type":"session"}\n', '{\n  "name": "x"\n}\n', '', '\n\n']) {
+      expect(() => readTrace(notATrace), JSON.stringify(notATrace)).toThrow(NotATraceError);
+    }
+  });
+
+  it('draws a page from odd shapes too: a message that is not one, usage not numbers', () => {
+    const odd = exchange(1, [1, null, { role: 'user' }, user([{ no: 'type' }, 'text'])] as any, [],
+      { usage: { input_tokens: 'many' } as any, response: { content: 'not a list', usage: {} } });
+    const html = renderPage(jsonl(HEADER, odd, { ...exchange(2, HI, []), request: 'not JSON' }));
+    expect(steps(html)).toEqual([1, 2]);
+  });
+});
+
+// ── The chart ──────────────────────────────────────────────────────────────────────────────────
+
+describe('the chart', () => {
+  it('has one step per POST /v1/messages exchange, failed tries and retries included', () => {
+    const error = { type: 'overloaded_error', message: 'Overloaded' };
+    const overloaded = { type: 'error', error };
+    const models = {
+      type: 'exchange', n: 1, agent: 'main', method: 'GET', try: 1, request: null, status: 200,
+      path: '/v1/models/claude-sonnet-5-5', response: { max_input_tokens: 200_000 },
+      times: { sent: T0, firstByte: T0 + 5, done: T0 + 9 },
+    };
+    const html = renderPage(jsonl(HEADER, models,
+      exchange(2, HI, [], { status: 529, response: overloaded }),
+      exchange(3, HI, [text('hello')], { try: 2 })));
+    expect(steps(html), 'the Models API call is in the list, not in the chart').toEqual([2, 3]);
+    expect(html).toMatch(/<details class="request other" id="r1"/);
+    expect(html).toMatch(/<a class="step main failed" data-n="2"/);
+    // The list says what failed, and that the SDK tried again.
+    expect(line(html, 2)).toContain('529 overloaded_error');
+    expect(line(html, 2)).toContain('retried as #3');
+    expect(line(html, 3)).toContain('try 2');
+    expect(island(html).rows.find((r) => r.n === 3).retryOf).toBe(2);
+  });
+
+  it('stacks each step: cache reads, cache writes, uncached input, then output', () => {
+    const usage = {
+      input_tokens: 300, cache_read_input_tokens: 5_000, cache_creation_input_tokens: 700,
+      output_tokens: 90,
+    };
+    const html = renderPage(jsonl(HEADER, exchange(1, HI, [text('x')], { usage })));
+    const step = /<a class="step main" data-n="1"[^]*?<\/a>/.exec(html)![0];
+    const bars = [...step.matchAll(/<rect class="(\w+)" x="[\d.]+" y="([\d.]+)"/g)]
+      .filter(([, kind]) => kind !== 'hit');
+    expect(bars.map(([, kind]) => kind)).toEqual(['read', 'written', 'uncached', 'output']);
+    const tops = bars.map(([, , y]) => Number(y));
+    expect(tops, 'each on top of the one before').toEqual([...tops].sort((a, b) => b - a));
+    expect(step).toContain('6,000 in (5,000 read from the cache, 700 written to it, ' +
+      '300 uncached), 90 out');
+  });
+
+  it('marks compactions with their tier, placeholders, sub-agents, window and threshold', () => {
+    const seen: Message[] = [
+      user('count'),
+      assistant([call('t1', 'seq 1 2000')]),
+      user([result('t1', 'x'.repeat(5_000))]),
+      assistant([text('done')]),
+      user('again'),
+    ];
+    const cleared = seen.map((m, i) => (i === 2 ? user([result('t1', PLACEHOLDER)]) : m));
+    const summary = user('[Earlier conversation, compacted. The full text is in /t.jsonl]\n\nSum.');
+    const html = renderPage(jsonl(HEADER,
+      { type: 'event', event: 'context', at: T0, agent: 'main', window: 20_000, threshold: 10_000 },
+      exchange(1, seen, [text('ok')], { usage: { input_tokens: 9_000, output_tokens: 20 } }),
+      exchange(2, [...cleared, assistant([text('ok')]), user('more')], [text('ok')]),
+      exchange(3, [user('summarise')], [text('Sum.')], { agent: 'compaction' }),
+      compaction(3, 'auto'), // after its summary request (3), before the next request
+      exchange(4, [summary, user('go on')], [call('t9', 'ls')]),
+      exchange(5, [user('list')], [text('a b')], { agent: 'sub-agent' })));
+
+    expect(steps(html)).toEqual([1, 2, 3, 4, 5]);
+    expect(count(html, /<g class="compaction tier-2" data-tier="2">/g), 'a tier-2 marker').toBe(1);
+    const list = html.slice(html.indexOf('<main>'));
+    const event = list.indexOf('<div class="event compaction" data-tier="2">');
+    expect(event, 'a compaction line in the list, after request 3').toBeGreaterThan(
+      list.indexOf('id="r3"'));
+    expect(event, 'and before request 4').toBeLessThan(list.indexOf('id="r4"'));
+    const placeholders = [...html.matchAll(/<path class="placeholders" data-n="(\d+)"/g)];
+    expect(placeholders.map((m) => m[1]), 'where a tool result was first replaced').toEqual(['2']);
+    expect(html).toMatch(/<a class="step sub-agent" data-n="5"/);
+    expect(html).toMatch(/<a class="step summariser" data-n="3"/);
+    expect(html).toMatch(/<g class="window">[^]*?context window 20,000/);
+    expect(html).toMatch(/<g class="threshold">[^]*?compaction threshold 10,000/);
+    expect(line(html, 4), 'request 4 starts with a new summary').toContain('summary');
+  });
+
+  it('calls a compaction you or the model asked for tier 3, and places it by the count', () => {
+    // Written first, as a line can be: the count of exchanges before it says where it goes.
+    const html = renderPage(jsonl(HEADER, compaction(1, 'you asked'),
+      compaction(2, 'the model asked'),
+      exchange(1, HI, [text('a')]), exchange(2, HI, [text('b')]), exchange(3, HI, [text('c')])));
+    const marker = /<g class="compaction tier-(\d)" data-tier="\d"><line x1="([\d.]+)"/g;
+    const markers = [...html.matchAll(marker)];
+    expect(markers.map((m) => m[1])).toEqual(['3', '3']);
+    const left = (n: number) => Number(new RegExp(`data-n="${n}" href="#r${n}"><title>[^<]*` +
+      '</title><rect class="hit" x="([\\d.]+)"').exec(html)![1]);
+    expect(markers.map((m) => Number(m[2])), 'at the left of requests 2 and 3')
+      .toEqual([left(2), left(3)]);
+  });
+
+  it('draws no window or threshold line when the trace has no context event', () => {
+    const html = renderPage(jsonl(HEADER, exchange(1, HI, [text('x')])));
+    expect(html).not.toMatch(/<g class="(window|threshold)">/);
+    expect(html).not.toContain('off-scale');
+  });
+
+  it('stops short of a window far above every request, and says where it is', () => {
+    // A short run under a 200,000-token window: drawn to scale, its steps would be flat.
+    const context = {
+      type: 'event', event: 'context', at: T0, exchanges: 0, agent: 'main',
+      window: 200_000, threshold: 179_000,
+    };
+    const html = renderPage(jsonl(HEADER, context, exchange(1, HI, [text('x')])));
+    expect(html).not.toMatch(/<g class="(window|threshold)">/);
+    expect(html).toContain('Above the top of the chart: the context window, 200,000 tokens, ' +
+      'and the compaction threshold, 179,000.');
+    const ticks = [...html.matchAll(/<text class="tick"[^>]*>([^<]+)</g)].map((m) => m[1]);
+    expect(ticks.at(-1), 'the top of the chart, near the 120 tokens of the request').toBe('150');
+  });
+});
+
+// ── The requests ───────────────────────────────────────────────────────────────────────────────
+
+describe('the requests', () => {
+  it('sets apart what is new since the same agent\'s last request from what was sent again', () => {
+    // Each request resends the last, plus its reply and then a tool result or a prompt.
+    const rows = replay(readTrace(jsonl(...conversation(2)))).rows;
+    expect(rows.map((r) => r.marks), 'r: resent, n: new').toEqual(['n', 'rnn', 'rrrnn', 'rrrrrnn']);
+    expect(line(renderPage(jsonl(...conversation(2))), 3)).toContain('5 messages: 2 new');
+  });
+
+  it('calls a resent message with a placeholder, or without its thinking, changed: and how', () => {
+    const thinking = { type: 'thinking', thinking: 'Let me count.', signature: 'sig' };
+    const before = [user('count'), assistant([thinking, call('t1', 'seq 1 2000')]),
+      user([result('t1', '1\n2\n3')])];
+    const after = [before[0], assistant([call('t1', 'seq 1 2000')]),
+      user([result('t1', PLACEHOLDER)]), assistant([text('Counted.')]),
+      user('count')]; // the same words again: new, not "changed"
+    const trace = jsonl(HEADER, exchange(1, before, [text('Counted.')]), exchange(2, after, []));
+    const row = replay(readTrace(trace)).rows[1];
+    expect(row.marks).toBe('rccnn');
+    expect(row.why).toEqual({ 1: 'thinking dropped', 2: 'placeholder' });
+    expect(row.placeholders).toBe(1);
+  });
+
+  it('stores each message once however often it is resent, cache breakpoint or not', () => {
+    // s06 marks the last block of the last message with cache_control; resent, it has none.
+    const marked = (t: string) => [{ ...text(t), cache_control: { type: 'ephemeral' } }];
+    const trace = jsonl(HEADER, exchange(1, [user(marked('hi'))], [text('hello')]),
+      exchange(2, [user([text('hi')]), assistant([text('hello')]), user(marked('bye'))], []));
+    const messages = island(renderPage(trace)).values.filter((v) => v.role);
+    expect(messages, 'hi, hello and bye, once each').toHaveLength(3);
+    const rows = replay(readTrace(trace)).rows;
+    expect(rows[1].marks).toBe('rnn');
+    expect(rows.map((r) => r.breakpoints), '[message, block]').toEqual([[[0, 0]], [[2, 0]]]);
+  });
+
+  it('lists a request\'s messages as the start of an earlier list, and what follows it', () => {
+    // So the lists of numbers, too, grow with the run and not with its square.
+    const rows = island(renderPage(jsonl(...conversation(2)))).rows;
+    expect(rows[3]).toMatchObject({ n: 4, shared: [3, 5], marks: 'nn' });
+    expect(rows[3].messages).toHaveLength(2);
+  });
+
+  it('grows linearly with the run, though each request resends the whole conversation', () => {
+    const [small, large] = [jsonl(...conversation(20)), jsonl(...conversation(40))];
+    expect(large.length / small.length, 'the trace grows with the square').toBeGreaterThan(3.5);
+    const growth = renderPage(large).length / renderPage(small).length;
+    expect(growth, 'twice the requests, about twice the page').toBeLessThan(2.2);
+  });
+
+  it('prices the model it knows, and says "—" for one it does not', () => {
+    const trace = jsonl(HEADER, exchange(1, HI, [text('x')]),
+      exchange(2, HI, [text('x')], { model: 'some-other-model', agent: 'sub-agent' }));
+    const rows = replay(readTrace(trace)).rows;
+    expect(rows[0].cost, '100 in, 20 out at $2 and $10 a million').toBeCloseTo(400 / 1e6, 10);
+    expect(rows[1].cost).toBeUndefined();
+    expect(line(renderPage(trace), 2)).toContain('<span class="cost">—</span>');
+  });
+
+  it('shows a reply that never completed as a failure, saying why', () => {
+    const html = renderPage(jsonl(HEADER,
+      exchange(1, HI, [], { response: null, error: 'Request was aborted.' })));
+    expect(line(html, 1)).toContain('Request was aborted.');
+    expect(html).toMatch(/<a class="step main failed" data-n="1"/);
+  });
+});
+
+// ── Text from a trace is only ever text ────────────────────────────────────────────────────────
+
+describe('hostile text', () => {
+  const HOSTILE = '</script><script>window.__pwned=1</script><!-- <img src=x onerror="alert(1)"> ' +
+    '</textarea>\u2028\u2029 & "quotes" \'too\'';
+  const html = renderPage(jsonl(
+    { ...HEADER, chapter: HOSTILE, workspace: HOSTILE },
+    compaction(1, HOSTILE, { messages: HOSTILE }),
+    exchange(1, [user(HOSTILE)], [call('t1', HOSTILE)], { agent: HOSTILE }),
+    exchange(2, [user([result('t1', HOSTILE)])], [text(HOSTILE)],
+      { response: { type: 'error', error: { type: HOSTILE, message: HOSTILE } }, status: 500 }),
+  ));
+
+  it('opens no element: the page has its own two scripts, and no img', () => {
+    expect(count(html, /<script/gi), 'the data island and page.js, no more').toBe(2);
+    expect(count(html, /<\/script/gi)).toBe(2);
+    expect(html).not.toMatch(/<img/i);
+    expect(html).not.toMatch(/<!--/);
+    expect(html).not.toContain('</textarea>');
+  });
+
+  it('keeps the text whole in the data island', () => {
+    const data = island(html);
+    expect(data.values.some((v) => v.role === 'user' && v.content === HOSTILE)).toBe(true);
+    expect(data.rows[0].agent).toBe(HOSTILE);
+    const raw = /id="trace-data">([^]*?)<\/script>/.exec(html)![1];
+    expect(raw, 'no raw <, and neither line separator').not.toMatch(/[\u2028\u2029<]/);
+  });
+
+  it('escapes what it writes into the HTML itself', () => {
+    expect(html).toContain('&lt;/script&gt;&lt;script&gt;window.__pwned=1');
+    expect(html).toContain('&quot;quotes&quot; &#39;too&#39;');
+  });
+});
+
+// ── Self-contained ─────────────────────────────────────────────────────────────────────────────
+
+describe('self-contained', () => {
+  const html = renderPage(jsonl(...conversation(3)));
+  const sha256 = (text: string) => createHash('sha256').update(text).digest('base64');
+
+  it('says in a Content-Security-Policy that it runs its own script and style, no more', () => {
+    const meta = /<meta http-equiv="Content-Security-Policy" content="([^"]+)">/.exec(html);
+    expect(meta, 'a CSP <meta> in the head').not.toBeNull();
+    const csp = meta![1].replaceAll('&#39;', "'");
+    const directives = csp.split('; ');
+    expect(directives).toContain("default-src 'none'");
+    expect(directives).toContain('img-src data:');
+    expect(csp).not.toMatch(/unsafe|https?:|\*/);
+    // The hashes are those of the script and the style as they stand in this page.
+    const script = /<script>([^]*?)<\/script>/.exec(html)![1];
+    const style = /<style>([^]*?)<\/style>/.exec(html)![1];
+    expect(directives).toContain(`script-src 'sha256-${sha256(script)}'`);
+    expect(directives).toContain(`style-src 'sha256-${sha256(style)}'`);
+    expect(html.indexOf('Content-Security-Policy'), 'before the style it governs')
+      .toBeLessThan(html.indexOf('<style>'));
+  });
+
+  it('names nothing to load: no http(s), no src, no link but to its own requests', () => {
+    const markup = html.replace(/<script type="application\/json"[^]*?<\/script>/, '');
+    expect(markup).not.toMatch(/https?:\/\//);
+    expect(markup).not.toMatch(/\ssrc=/);
+    expect(markup).not.toMatch(/url\(|@import/);
+    const links = [...markup.matchAll(/href="([^"]*)"/g)].map((m) => m[1]);
+    const others = links.filter((href) => !/^#r\d+$/.test(href));
+    expect(others, 'the favicon, inline').toEqual(['data:,']);
+    expect(count(markup, /\sstyle="/g), 'no style attribute (the CSP would refuse it)').toBe(0);
+  });
+});
+
+// ── The command ────────────────────────────────────────────────────────────────────────────────
+
+describe('npm run inspect', () => {
+  const folder = () => mkdtempSync(join(tmpdir(), 'inspect-'));
+
+  it('writes the page beside the trace, readable by you alone, and prints where', () => {
+    const dir = folder();
+    writeFileSync(join(dir, 'run.jsonl'), jsonl(...conversation(2)));
+    const outcome = inspect(['run.jsonl'], dir); // a relative path is from where you ran it
+    expect(outcome).toMatchObject({ code: 0, stdout: join(dir, 'run.html') });
+    expect(outcome.stderr).toMatch(/^inspect: [\d.]+ MB page written in \d+ ms$/);
+    expect(statSync(join(dir, 'run.html')).mode & 0o777).toBe(0o600);
+    expect(readFileSync(join(dir, 'run.html'), 'utf8')).toMatch(/^<!doctype html>/);
+  });
+
+  it('replaces an earlier page, and a link where the page goes, never what it links to', () => {
+    const dir = folder();
+    writeFileSync(join(dir, 'run.jsonl'), jsonl(...conversation(1)));
+    writeFileSync(join(dir, 'elsewhere.txt'), 'not to be overwritten', { mode: 0o644 });
+    symlinkSync(join(dir, 'elsewhere.txt'), join(dir, 'run.html'));
+    expect(inspect([join(dir, 'run.jsonl')], '/').code).toBe(0);
+    expect(readFileSync(join(dir, 'elsewhere.txt'), 'utf8')).toBe('not to be overwritten');
+    expect(lstatSync(join(dir, 'run.html')).isFile()).toBe(true);
+    expect(statSync(join(dir, 'run.html')).mode & 0o777).toBe(0o600);
+  });
+
+  it('takes the newest trace of a folder', () => {
+    const dir = folder();
+    for (const [name, age] of [['old.jsonl', 60], ['new.jsonl', 0], ['newer.txt', -60]] as const) {
+      writeFileSync(join(dir, name), '');
+      const when = Date.now() / 1000 - age;
+      utimesSync(join(dir, name), when, when);
+    }
+    expect(newestTrace(dir)).toBe(join(dir, 'new.jsonl'));
+    expect(newestTrace(join(dir, 'missing'))).toBeUndefined();
+  });
+
+  it('with no trace to read, says where it looked and how to make one (exit 2)', () => {
+    const outcome = inspect([], folder()); // a fresh folder: nothing was traced from it
+    expect(outcome.code).toBe(2);
+    expect(outcome.stderr).toMatch(/^inspect: no trace in \/.*\.learn-agent-harness\/traces\//);
+    expect(outcome.stderr).toContain('--trace');
+  });
+
+  it('refuses a file that is not a trace, or is not there (exit 2)', () => {
+    const dir = folder();
+    writeFileSync(join(dir, 'package.json'), '{\n  "name": "x"\n}\n');
+    const notATrace = inspect(['package.json'], dir);
+    expect(notATrace.code).toBe(2);
+    expect(notATrace.stderr).toBe(`inspect: ${join(dir, 'package.json')} is not a trace: its ` +
+      'first line is not {"type":"trace",…}');
+    const missing = inspect(['gone.jsonl'], dir);
+    expect(missing).toMatchObject({ code: 2, stderr: expect.stringContaining('no such file') });
+  });
+});
