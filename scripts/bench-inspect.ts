@@ -11,7 +11,8 @@
  * Then, each with its target: the wall time of `npx tsx scripts/inspect.ts <trace>` as a
  * subprocess, and of renderPage in-process; the page's size; and, in headless Chromium, the page's
  * DOMContentLoaded and load times (Navigation Timing) over three loads, and whether the chart and
- * the first request line are there and visible at DOMContentLoaded, before any later script ran.
+ * the first request line are there and visible at DOMContentLoaded, before any later script ran,
+ * and the whole chart with them (no scrolling sideways to see the end of the run).
  *
  *   npm run bench:inspect            the figures; the temporary folder goes
  *   npm run bench:inspect -- --keep  the figures; the trace and its page stay (paths printed)
@@ -196,6 +197,7 @@ interface AtReady {
   steps: number;
   rows: number;
   chartVisible: boolean;
+  chartWhole: boolean;
   firstRowVisible: boolean;
 }
 
@@ -216,6 +218,10 @@ document.addEventListener('DOMContentLoaded', () => {
     steps: document.querySelectorAll(${JSON.stringify(STEPS)}).length,
     rows: document.querySelectorAll(${JSON.stringify(ROWS)}).length,
     chartVisible: visible(document.querySelector(${JSON.stringify(CHART)})),
+    chartWhole: (() => {
+      const box = document.querySelector(${JSON.stringify(CHART)})?.getBoundingClientRect();
+      return Boolean(box) && box.left >= 0 && box.right <= document.documentElement.clientWidth;
+    })(),
     firstRowVisible: visible(document.querySelector(${JSON.stringify(ROWS)})),
   };
 });`;
@@ -263,6 +269,7 @@ async function inBrowser(file: string, made: Made): Promise<Figure[]> {
     ['at DOMContentLoaded: chart steps', fmt(at.steps), all(at.steps, made.requests)],
     ['at DOMContentLoaded: request lines', fmt(at.rows), all(at.rows, made.exchanges)],
     ['at DOMContentLoaded: chart visible', yes(at.chartVisible), ''],
+    ['at DOMContentLoaded: the whole chart in view', yes(at.chartWhole), ''],
     ['at DOMContentLoaded: first request line visible', yes(at.firstRowVisible), ''],
   ];
 }

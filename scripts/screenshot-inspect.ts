@@ -7,8 +7,9 @@
  * go out as placeholders, and the context passes the threshold, so s05 compacts. The trace is
  * made stable before it is drawn (the temporary paths, the session's ids and the clock are
  * replaced by fixed ones), so a second run draws the same page. scripts/inspect.ts makes the page;
- * headless Chromium opens it at 1280×800 in the light scheme, opens the first request after the
- * compaction (as a click on its step in the chart does) and saves the picture.
+ * headless Chromium opens it at 1280×1200 in the light scheme, opens the first request after the
+ * compaction (as a click on its step in the chart does) and saves the picture: the header, the
+ * chart, the list around the compaction, and that request's messages, the summary first.
  */
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -19,6 +20,8 @@ import { chromium } from 'playwright-core';
 import { cleanupTemp, REPO, runRepl } from '../tests/helpers/run-chapter.ts';
 
 const OUT = join(REPO, 'docs/inspect.png');
+// Tall enough for the opened request's messages under the chart and the list.
+const VIEWPORT = { width: 1280, height: 1200 };
 const BROWSERS = ['/usr/bin/chromium-headless-shell', '/usr/bin/chromium'];
 
 // A small project to look at: one module of about 3 KB, over s05's 2,000 characters a result.
@@ -87,7 +90,7 @@ try {
   const compactions = run.stdout.match(/\[compacting \(/g)?.length ?? 0;
   const placeholders = readFileSync(raw, 'utf8').match(/\[cleared to save context/g)?.length ?? 0;
   if (compactions === 0 || placeholders === 0) {
-    const made = `${compactions} compaction(s) and ${placeholders} placeholder(s)`;
+    const made = `${compactions} compactions and ${placeholders} placeholders`;
     throw new Error(`the run made ${made}; the picture needs both: change PROMPTS\n${run.stdout}`);
   }
   const trace = join(folder, 'trace.jsonl');
@@ -100,7 +103,7 @@ try {
   const page = made.stdout.trim().split('\n').at(-1) ?? '';
   if (made.status !== 0 || !existsSync(page)) throw new Error(`inspect failed:\n${made.stderr}`);
 
-  // The picture: the page at 1280×800, light, with the first request after the compaction open.
+  // The picture: the page, light, with the first request after the compaction open.
   const executablePath = BROWSERS.find((path) => existsSync(path));
   if (!executablePath) throw new Error('no Chromium: apt-get install chromium-headless-shell');
   const args = ['--no-sandbox', '--disable-gpu', '--disable-background-networking'];
@@ -109,7 +112,7 @@ try {
   const browser = await chromium.launch({ executablePath, args });
   try {
     const context = await browser.newContext({
-      viewport: { width: 1280, height: 800 },
+      viewport: VIEWPORT,
       colorScheme: 'light',
       reducedMotion: 'reduce',
     });

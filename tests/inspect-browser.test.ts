@@ -2,7 +2,9 @@
  * npm run inspect, end to end, in a real browser: s05 runs offline with --trace through tier-1
  * placeholders and an automatic compaction, with tool outputs that hold hostile HTML; the command
  * writes the page; headless Chromium opens it from file:// and a test looks at what a reader
- * would: the chart, the markers, the requests, and that the hostile text ran nothing.
+ * would: the chart, the markers, the requests, and that the hostile text ran nothing. A second
+ * test runs s06 offline twice with the same --trace=<file>: two runs in one file, with the system
+ * prompt's sections and the cache breakpoints.
  *
  * Chromium comes from Debian (`sudo apt-get install chromium-headless-shell`), driven by
  * playwright-core. Without it the test is skipped, saying so; under CI (CI set) it fails instead.
@@ -10,15 +12,16 @@
 import { spawnSync } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import { chromium, type Browser } from 'playwright-core';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { REPO, runRepl } from './helpers/run-chapter.ts';
+import { REPO, runChapter, runRepl } from './helpers/run-chapter.ts';
 
 const BROWSERS = ['/usr/bin/chromium-headless-shell', '/usr/bin/chromium'];
 const executablePath = BROWSERS.find((path) => existsSync(path));
 const INSTALL = `no Chromium at ${BROWSERS.join(' or ')}; install it: ` +
   'sudo apt-get install chromium-headless-shell';
 const TITLE = 'the page of a real s05 run shows its requests, and its hostile outputs run nothing';
+const TITLE_S06 = 'two s06 runs in one file: the runs apart, the sections, the cache breakpoints';
 
 // Printed by a tool, shown on the page: each would run script or fetch something if read as HTML.
 const HOSTILE = [
@@ -42,9 +45,34 @@ afterAll(async () => {
   await session.browser?.close();
 });
 
-if (!executablePath && process.env.CI) it(TITLE, () => expect.fail(INSTALL));
-else if (!executablePath) it.skip(`${TITLE} — skipped: ${INSTALL}`);
-else it(TITLE, async () => {
+/** A test that needs the browser: skipped without one, saying why; failed without one under CI. */
+function inBrowser(title: string, test: () => Promise<void>): void {
+  if (!executablePath && process.env.CI) it(title, () => expect.fail(INSTALL));
+  else if (!executablePath) it.skip(`${title} — skipped: ${INSTALL}`);
+  else it(title, test);
+}
+
+/** A fresh tab on `path`, recording what it requests and any script error or CSP refusal. */
+async function open(path: string) {
+  const page = await session.browser!.newPage({ viewport: { width: 1280, height: 900 } });
+  page.setDefaultTimeout(3_000); // a click that cannot happen fails now, not at the test's timeout
+  const url = `file://${path}`;
+  const requested: string[] = [];
+  page.on('request', (request) => requested.push(request.url()));
+  const errors: string[] = [];
+  page.on('pageerror', (err) => errors.push(err.message));
+  page.on('console', (message) => {
+    if (message.type() === 'error') errors.push(message.text()); // a CSP refusal says so here
+  });
+  await page.goto(url);
+  return { page, url, requested, errors };
+}
+
+// A count hedged with "(s)", as in `placeholder(s)`: the page says "1 placeholder", "2 placeholders"
+// instead.
+const HEDGED = /[a-z]\(s\)/i;
+
+inBrowser(TITLE, async () => {
   // 1. The run. CONTEXT_WINDOW=10000: compaction starts at about 5,000 tokens.
   const run = await runRepl('s05', [
     `run printf '%s\\n' ${HOSTILE.map(quote).join(' ')}`,
@@ -71,17 +99,7 @@ else it(TITLE, async () => {
   const exchanges = lines.filter((l) => l.type === 'exchange' && l.path === '/v1/messages');
 
   // 3. The page, from file://, watched for any request it makes.
-  const page = await session.browser!.newPage({ viewport: { width: 1280, height: 900 } });
-  page.setDefaultTimeout(3_000); // a click that cannot happen fails now, not at the test's timeout
-  const url = `file://${pagePath}`;
-  const requested: string[] = [];
-  page.on('request', (request) => requested.push(request.url()));
-  const errors: string[] = [];
-  page.on('pageerror', (err) => errors.push(err.message));
-  page.on('console', (message) => {
-    if (message.type() === 'error') errors.push(message.text()); // a CSP refusal says so here
-  });
-  await page.goto(url);
+  const { page, url, requested, errors } = await open(pagePath);
 
   // The chart: a step per request, a compaction marker, a placeholder marker.
   const steps = await page.locator('svg .step').count();
@@ -97,6 +115,9 @@ else it(TITLE, async () => {
   await expect.poll(() => afterCompaction.locator('.msg.summary.new').count()).toBe(1);
   expect(await afterCompaction.locator('.msg.summary').textContent())
     .toContain('[Earlier conversation, compacted.');
+  expect(await afterCompaction.locator('.part.system > summary').textContent(),
+    's01–s05 send the system prompt as one string, not as sections')
+    .toMatch(/^System prompt: one string, [\d,]+ characters \(≈[\d,]+ tokens\) · as in #\d+$/);
 
   // The request that first sends a placeholder: new messages set apart from resent and changed.
   const placeholder = page.locator('details.request:has(.has-placeholders)').first();
@@ -126,7 +147,99 @@ else it(TITLE, async () => {
   expect(await page.locator('script').count(), 'the data island and page.js only').toBe(2);
   expect(requested, 'the page requests nothing but itself').toEqual([url]);
   expect(errors, 'no script errors and no CSP refusals').toEqual([]);
+  const shown = await page.locator('body').innerText();
+  expect(shown, 'counts said as "1 placeholder" or "2 placeholders"').not.toMatch(HEDGED);
 
   await page.screenshot({ path: join(run.tempDir, 'inspect.png'), fullPage: true });
+  await page.close();
+});
+
+inBrowser(TITLE_S06, async () => {
+  // 1. Two runs of s06's offline demo model, the second in the first one's folders, both with
+  // --trace=trace.jsonl: the second appends to the first one's file.
+  const prompt = 'run ls then read package.json';
+  const args = ['--trace=trace.jsonl', '-p', prompt];
+  const files = { 'package.json': '{ "name": "shop" }\n' };
+  const first = await runChapter('s06', { offline: true, args, files });
+  expect(first.code, `the first run failed:\n${first.stderr}`).toBe(0);
+  const folders = { workspace: first.workspace, home: first.home };
+  const second = await runChapter('s06', { offline: true, args, folders });
+  expect(second.code, `the second run failed:\n${second.stderr}`).toBe(0);
+
+  // What the file holds: numbered on through the file, as the page numbers it.
+  const traceFile = join(first.workspace, 'trace.jsonl');
+  const lines = readFileSync(traceFile, 'utf8').trim().split('\n').map((line) => JSON.parse(line));
+  expect(lines.filter((l) => l.type === 'trace'), 'two header lines: two runs').toHaveLength(2);
+  const posts: { n: number; run: number; request: any }[] = [];
+  let [run, offset, highest] = [-1, 0, 0];
+  for (const l of lines) {
+    if (l.type === 'trace') [run, offset, highest] = [run + 1, offset + highest, 0];
+    if (l.type !== 'exchange') continue;
+    highest = Math.max(highest, l.n);
+    if (l.path === '/v1/messages') posts.push({ n: offset + l.n, run, request: l.request });
+  }
+  expect(posts.map((p) => p.run), 'two requests a run').toEqual([0, 0, 1, 1]);
+  const [, , firstOfRun2, last] = posts;
+
+  // 2. The page.
+  const made = spawnSync(join(REPO, 'node_modules/.bin/tsx'), ['scripts/inspect.ts', traceFile],
+    { cwd: REPO, encoding: 'utf8' });
+  expect(made.status, `npm run inspect failed:\n${made.stderr}`).toBe(0);
+  const { page, requested, url, errors } = await open(made.stdout.trim());
+
+  // The runs apart: a divider a run in the list, a marker where run 2 starts in the chart.
+  expect(await page.locator('svg .step').count()).toBe(4);
+  expect(await page.locator('svg g.run-start').count(), 'a marker where run 2 starts').toBe(1);
+  expect(await page.locator('.requests .event.run-start').count(), 'a line a run').toBe(2);
+  const numbers = await page.locator('details.request').evaluateAll((all) =>
+    all.map((line) => Number(line.getAttribute('data-n'))));
+  expect(numbers, 'numbered on through the file').toEqual(numbers.map((_, i) => i + 1));
+
+  // The cache: the second request of a run reads what the first wrote.
+  const step = page.locator(`svg .step[data-n="${last.n}"]`);
+  expect(await step.locator('rect.read').count(), 'read from the cache').toBe(1);
+  expect(await step.locator('rect.written').count(), 'written to it').toBe(1);
+
+  // The last request, opened from its step: compared with its own run's first, not run 1's.
+  await step.click();
+  const opened = page.locator(`#r${last.n}`);
+  await expect.poll(() => opened.locator('.part.messages h3').count()).toBe(1);
+  expect(await opened.locator('.meta').textContent()).toContain('run 2 of 2');
+  expect(await opened.locator('.part.messages h3').textContent())
+    .toContain(`against #${firstOfRun2.n}, this agent's previous request`);
+
+  // Run 2's first request: the first of its run, whatever run 1 sent before it.
+  const start = page.locator(`#r${firstOfRun2.n}`);
+  await start.locator('summary').first().click();
+  await expect.poll(() => start.locator('.part.messages h3').count()).toBe(1);
+  expect(await start.locator('.part.messages h3').textContent())
+    .toMatch(/this agent's first request in this run\)$/);
+  expect(await start.locator('.part.system > summary').textContent()).not.toContain(' as in #');
+
+  // The system prompt: its sections, with sizes, the breakpoint on the last.
+  const sections = last.request.system.length;
+  expect(sections, 's06 sends its system prompt as sections').toBeGreaterThan(1);
+  const system = opened.locator('.part.system');
+  const title = await system.locator('> summary').textContent();
+  const shape = new RegExp(String.raw`^System prompt: (\d+) sections, [\d,]+ characters ` +
+    String.raw`\(≈[\d,]+ tokens\) · a cache breakpoint at its end · as in #(\d+)$`);
+  expect(title).toMatch(shape);
+  expect(shape.exec(title!)!.slice(1).map(Number)).toEqual([sections, firstOfRun2.n]);
+  await system.locator('> summary').click();
+  await expect.poll(() => system.locator('.section').count()).toBe(sections);
+  expect(await system.locator('.section').last().locator('.breakpoint').count()).toBe(1);
+  expect(await system.locator('.section .breakpoint').count(), 'on the last section only').toBe(1);
+  for (const size of await system.locator('.section > summary .size').allTextContents()) {
+    expect(size).toMatch(/^[\d,]+ characters \(≈[\d,]+ tokens\)$/);
+  }
+
+  // The messages' breakpoint: on the last message's last block, and nowhere else.
+  const lastMessage = opened.locator('.part.messages > .msg').last();
+  expect(await opened.locator('.part.messages .breakpoint').count()).toBe(1);
+  expect(await lastMessage.locator('.block').last().locator('+ .breakpoint').count()).toBe(1);
+
+  expect(await page.locator('body').innerText()).not.toMatch(HEDGED);
+  expect(requested, 'the page requests nothing but itself').toEqual([url]);
+  expect(errors, 'no script errors and no CSP refusals').toEqual([]);
   await page.close();
 });

@@ -9,9 +9,14 @@ import { lstatSync, mkdtempSync, readFileSync, statSync, symlinkSync, utimesSync
 import { writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { inspect, newestTrace } from '../scripts/inspect.ts';
-import { NotATraceError, readTrace, renderPage, replay } from '../scripts/inspector/page.ts';
+import { inspect, newestTrace, traceFolder } from '../scripts/inspect.ts';
+import { CACHE_PRICE, NotATraceError, PRICES, readTrace, renderPage, replay }
+  from '../scripts/inspector/page.ts';
+import { traceFolder as traceFolderOfTrace } from '../shared/trace.ts';
+
+const REPO = fileURLToPath(new URL('..', import.meta.url));
 
 // ── Traces by hand ─────────────────────────────────────────────────────────────────────────────
 
@@ -96,7 +101,7 @@ function conversation(turns: number, outputSize = 2_000): unknown[] {
 // ── Reading what the page holds ────────────────────────────────────────────────────────────────
 
 /** The data island page.js reads: each distinct value once, and a row per exchange. */
-function island(html: string): { values: any[]; rows: any[] } {
+function island(html: string): { values: any[]; rows: any[]; runs: number } {
   const found = /<script type="application\/json" id="trace-data">([^]*?)<\/script>/.exec(html);
   expect(found, 'the page must keep its data in <script type="application/json">').not.toBeNull();
   return JSON.parse(found![1]);
@@ -256,6 +261,79 @@ describe('the chart', () => {
     const ticks = [...html.matchAll(/<text class="tick"[^>]*>([^<]+)</g)].map((m) => m[1]);
     expect(ticks.at(-1), 'the top of the chart, near the 120 tokens of the request').toBe('150');
   });
+
+  it('fills the panel: a few requests are bars of at most 48 px, 1,200 are all there', () => {
+    const box = (html: string) => {
+      const rects = (kind: string) => [...html.matchAll(
+        new RegExp(`<rect class="${kind}" x="([\\d.]+)" y="[\\d.]+" width="([\\d.]+)"`, 'g'))]
+        .map((m) => ({ x: Number(m[1]), width: Number(m[2]) }));
+      const [hits, bars] = [rects('hit'), rects('uncached')];
+      const svg = /<svg[^>]* width="(\d+)"/.exec(html)!;
+      return { hits, bars, width: Number(svg[1]) };
+    };
+    const three = [1, 2, 3].map((n) => exchange(n, HI, [text('x')]));
+    const short = box(renderPage(jsonl(HEADER, ...three)));
+    expect(short.hits).toHaveLength(3);
+    const end = short.hits[2].x + short.hits[2].width;
+    expect(end, 'the last step ends at the right of the plot').toBeCloseTo(short.width - 16, 0);
+    for (const [i, bar] of short.bars.entries()) {
+      expect(bar.width, 'a few requests: wide bars, not walls').toBe(48);
+      const middle = short.hits[i].x + short.hits[i].width / 2;
+      expect(bar.x + bar.width / 2, 'in the middle of its step').toBeCloseTo(middle, 0);
+    }
+
+    const many = Array.from({ length: 1_200 }, (_, i) => exchange(i + 1, HI, [text('x')]));
+    const html = renderPage(jsonl(HEADER, ...many));
+    const long = box(html);
+    expect(steps(html), 'every request has its step').toHaveLength(1_200);
+    expect(long.width, 'the same width: no scrolling sideways').toBe(short.width);
+    expect(long.hits.at(-1)!.x + long.hits.at(-1)!.width).toBeCloseTo(long.width - 16, 0);
+    expect(Math.max(...long.bars.map((bar) => bar.width)), 'a pixel or so each').toBeLessThan(1);
+    expect(html).toContain('<svg class="dense"');
+  });
+
+  it('marks placeholders once a stretch, not on each of the many requests that send one', () => {
+    // Request k sends the results of the calls before it, all but the newest as placeholders:
+    // from #3 on, each request sends one more. A compaction after #5 starts a new stretch.
+    const summary = user('[Earlier conversation, compacted. The full text is in /t.jsonl]');
+    const send = (k: number, from: number, start: Message[]) => {
+      const messages = [...start];
+      for (let j = from; j < k; j++) {
+        messages.push(assistant([call(`t${j}`, 'seq 1 2000')]));
+        messages.push(user([result(`t${j}`, j < k - 1 ? PLACEHOLDER : 'x'.repeat(3_000))]));
+      }
+      return exchange(k, messages, [call(`t${k}`, 'seq 1 2000')]);
+    };
+    const html = renderPage(jsonl(HEADER,
+      ...[1, 2, 3, 4, 5].map((k) => send(k, 1, [user('go')])),
+      compaction(5, 'auto'),
+      ...[6, 7, 8, 9, 10].map((k) => send(k, 6, [summary, user('go on')]))));
+    const listed = steps(html).filter((n) => line(html, n).includes('placeholder'));
+    expect(listed, 'the list still says it on each request').toEqual([3, 4, 5, 8, 9, 10]);
+    for (const n of listed) expect(line(html, n)).toContain('1 new placeholder<');
+    const mark = /<path class="placeholders" data-n="(\d+)"[^>]*\/><title>([^<]*)/g;
+    const marks = [...html.matchAll(mark)];
+    expect(marks.map((m) => m[1]), 'one mark before the compaction, one after').toEqual(['3', '8']);
+    expect(marks[0][2]).toBe('3 tool results sent as placeholders from #3 to #5');
+  });
+
+  it('puts compaction labels in rows of their own above the plot, two close ones apart', () => {
+    const clearing = [user('go'), assistant([call('t1', 'ls')]), user([result('t1', PLACEHOLDER)])];
+    const html = renderPage(jsonl(HEADER, exchange(1, HI, [text('a')]),
+      compaction(1, 'auto'), compaction(1, 'you asked'),
+      exchange(2, clearing, [text('b')]), exchange(3, HI, [text('c')])));
+    const label = /<g class="compaction tier-(\d)"[^]*?<text x="([\d.]+)" y="([\d.]+)">C\d/g;
+    const labels = [...html.matchAll(label)];
+    expect(labels.map((m) => m[1]), 'both labels drawn').toEqual(['2', '3']);
+    const [first, second] = labels.map((m) => Number(m[3]));
+    expect(first, 'on top of each other, not over each other').not.toBe(second);
+    const mark = /<path class="placeholders" data-n="2" d="M[\d.]+ ([\d.]+)/.exec(html)!;
+    const plotTop = Math.min(...[...html.matchAll(/<rect class="hit" x="[\d.]+" y="([\d.]+)"/g)]
+      .map((m) => Number(m[1])));
+    expect(Math.max(first, second) + 2, 'the labels above the placeholder marks')
+      .toBeLessThan(Number(mark[1]));
+    expect(Number(mark[1]) + 7, 'and the marks above the plot').toBeLessThanOrEqual(plotTop);
+  });
 });
 
 // ── The requests ───────────────────────────────────────────────────────────────────────────────
@@ -322,6 +400,135 @@ describe('the requests', () => {
       exchange(1, HI, [], { response: null, error: 'Request was aborted.' })));
     expect(line(html, 1)).toContain('Request was aborted.');
     expect(html).toMatch(/<a class="step main failed" data-n="1"/);
+  });
+});
+
+// ── Several runs in one file ───────────────────────────────────────────────────────────────────
+
+describe('a file that holds several runs', () => {
+  // --trace=<file> appends: run 2 starts with its own header line, and counts from n = 1 again.
+  const RUN2 = { ...HEADER, chapter: 's06_prompt', started: '2026-11-24T11:00:00.000Z' };
+  const at = (line: ReturnType<typeof exchange>, hours: number) => {
+    const shift = (t: number) => t + hours * 3_600_000;
+    return { ...line, times: { sent: shift(line.times.sent), firstByte: shift(line.times.firstByte),
+      done: shift(line.times.done) } };
+  };
+  const followUp = [...HI, assistant([text('a')]), user('more')];
+  const context = (window: number) =>
+    ({ type: 'event', event: 'context', at: T0, exchanges: 0, agent: 'main', window,
+      threshold: window / 2 });
+  const trace = jsonl(
+    HEADER, context(500), exchange(1, HI, [text('a')]), exchange(2, followUp, [text('b')]),
+    compaction(2, 'you asked'),
+    // The same n, the same first message, an hour later: another conversation.
+    // Its first exchange says try 2 (the first try left no line): it repeats nothing of run 1's.
+    RUN2, at(exchange(1, HI, [text('a')], { try: 2 }), 1), compaction(1, 'the model asked'),
+    at(exchange(2, followUp, [text('b')]), 1),
+  );
+  const html = renderPage(trace);
+
+  it('reads each header as the start of a run, and numbers on through the file', () => {
+    const read = readTrace(trace);
+    expect(read.runs.map((run) => run.chapter)).toEqual(['s05_context_compact', 's06_prompt']);
+    expect(read.exchanges.map((e) => [e.n, e.run, e.inRun])).toEqual(
+      [[1, 0, 1], [2, 0, 2], [3, 1, 1], [4, 1, 2]]);
+    expect(read.events.filter((e) => e.event === 'compaction').map((e) => e.exchanges),
+      'events placed by the count of their own run, numbered on too').toEqual([2, 3]);
+    expect(read.skipped, 'a second header is not a line to skip').toBe(0);
+    expect(steps(html)).toEqual([1, 2, 3, 4]);
+  });
+
+  it('compares a request only with those of its own run', () => {
+    const rows = replay(readTrace(trace)).rows;
+    expect(rows.map((r) => r.marks), 'run 2 starts afresh: all new')
+      .toEqual(['n', 'rnn', 'n', 'rnn']);
+    expect(rows[2].retryOf, 'a retry of nothing in its own run').toBeUndefined();
+    expect(rows[1].retriedAs, 'run 1\'s last request was not retried').toBeUndefined();
+    const island_ = island(html).rows;
+    expect(island_[2].shared, 'nor is its list stored as the start of run 1\'s').toBeUndefined();
+    expect(island_[3].shared).toEqual([3, 1]);
+    expect(island(html).runs).toBe(2);
+  });
+
+  it('marks where each run starts, in the list and in the chart', () => {
+    const list = html.slice(html.indexOf('<main>'));
+    const order = ['id="run1"', 'id="r1"', 'id="r2"', 'data-tier="3">', 'id="run2"', 'id="r3"',
+      'data-tier="3">compaction, tier 3 (the model asked)', 'id="r4"'];
+    const places = order.map((text, i) => list.indexOf(text, i && list.indexOf(order[i - 1])));
+    expect(places.every((place) => place !== -1), JSON.stringify(places)).toBe(true);
+    expect(places, `in this order: ${order.join(' ')}`).toEqual([...places].sort((a, b) => a - b));
+    expect(list)
+      .toContain('run 2 of 2: s06_prompt, started 2026-11-24 11:00:00 UTC, in /home/me/app');
+    expect(line(html, 3), 'times from the start of its own run').toContain('+0 ms');
+
+    const marker = /<g class="run-start"><line x1="([\d.]+)"[^]*?<text[^>]*>run 2</.exec(html);
+    expect(marker, 'a thin line where run 2 starts, named').not.toBeNull();
+    const hit3 = /href="#r3"><title>[^<]*<\/title><rect class="hit" x="([\d.]+)"/.exec(html)!;
+    expect(Number(marker![1]), 'at the left of run 2\'s first step').toBe(Number(hit3[1]));
+    // Run 1 said its window, run 2 did not: the line stops where run 2 starts.
+    const window = /<g class="window"><line x1="([\d.]+)" x2="([\d.]+)"/.exec(html)!;
+    expect(Number(window[2])).toBe(Number(hit3[1]));
+    expect(html).toMatch(/<h1>s05_context_compact, s06_prompt trace, 2 runs from 2026-11-24/);
+  });
+});
+
+// ── What the page says ─────────────────────────────────────────────────────────────────────────
+
+describe('wording', () => {
+  it('says "1 new message", "2 new placeholders", and never "(s)"', () => {
+    const two = [user('go'), assistant([call('t1', 'ls'), call('t2', 'ls')]),
+      user([result('t1', PLACEHOLDER), result('t2', PLACEHOLDER)])];
+    const html = renderPage(jsonl(HEADER, exchange(1, HI, [text('a')]), exchange(2, two, [])));
+    expect(line(html, 1)).toContain('1 new message<');
+    expect(line(html, 2)).toContain('3 new messages<');
+    expect(line(html, 2)).toContain('2 new placeholders<');
+    const hedged = /[a-z]\(s\)/i; // `placeholder(s)`; not the `(s) =>` of an arrow function
+    expect(html, 'the page').not.toMatch(hedged);
+    const script = readFileSync(join(REPO, 'scripts/inspector/page.js'), 'utf8');
+    expect(script, 'what page.js writes').not.toMatch(hedged);
+  });
+});
+
+// ── Prices, and what the command loads ─────────────────────────────────────────────────────────
+
+describe('the inspector on its own', () => {
+  it('prices as s06_prompt/cache.ts does (read as text: importing it starts the SDK)', () => {
+    const source = readFileSync(join(REPO, 's06_prompt/cache.ts'), 'utf8');
+    const table = /const PRICES\b[^=]*= \{\n([^]*?)\n\};/.exec(source);
+    expect(table, 's06_prompt/cache.ts must still have its PRICES table').not.toBeNull();
+    const entry = /^ {2}'([^']+)': \{ input: ([\d.]+), output: ([\d.]+) \},?$/;
+    const lines = table![1].split('\n').filter((l) => l.trim() && !l.trim().startsWith('//'));
+    const prices = Object.fromEntries(lines.map((l) => {
+      const m = entry.exec(l);
+      expect(m, `a PRICES line of cache.ts this test cannot read: ${l}`).not.toBeNull();
+      return [m![1], { input: Number(m![2]), output: Number(m![3]) }];
+    }));
+    expect(PRICES, 'scripts/inspector/page.ts has the prices of s06_prompt/cache.ts')
+      .toEqual(prices);
+    const read = /\(read \?\? 0\) \* ([\d.]+)/.exec(source);
+    const written = /\(written \?\? 0\) \* ([\d.]+)/.exec(source);
+    expect(read && written, 'cache.ts still prices reads and writes as `(read ?? 0) * 0.1`')
+      .toBeTruthy();
+    expect(CACHE_PRICE).toEqual({ read: Number(read![1]), written: Number(written![1]) });
+  });
+
+  it('loads no chapter and no SDK: node\'s own modules only, and its own files', () => {
+    for (const file of ['scripts/inspect.ts', 'scripts/inspector/page.ts']) {
+      const source = readFileSync(join(REPO, file), 'utf8');
+      const loaded = [...source.matchAll(/^import (?!type )[^;]*?from '([^']+)'/gm)]
+        .map((m) => m[1]);
+      expect(loaded.length, file).toBeGreaterThan(0);
+      const others = loaded
+        .filter((name) => !name.startsWith('node:') && name !== './inspector/page.ts');
+      expect(others, `${file} imports only node: modules and the inspector`).toEqual([]);
+      expect(source, `${file}: no import() either`).not.toMatch(/\bimport\(/);
+    }
+  });
+
+  it('looks for traces where shared/trace.ts writes them', () => {
+    for (const folder of [REPO, mkdtempSync(join(tmpdir(), 'inspect-'))]) {
+      expect(traceFolder(folder)).toBe(traceFolderOfTrace(folder));
+    }
   });
 });
 

@@ -39,7 +39,9 @@
   }
   const number = (n) => Number(n || 0).toLocaleString('en-US');
   const tokens = (chars) => Math.ceil(chars / 4); // ≈ 4 characters a token
-  const size = (chars) => `${number(chars)} characters ≈ ${number(tokens(chars))} tokens`;
+  const size = (chars) => `${number(chars)} characters (≈${number(tokens(chars))} tokens)`;
+  /** `1 section`, `5 sections` */
+  const plural = (n, one, many = `${one}s`) => `${number(n)} ${n === 1 ? one : many}`;
   const seconds = (ms) => (ms === null || ms === undefined || Number.isNaN(ms) ? '—'
     : ms < 1000 ? `${ms} ms` : `${(ms / 1000).toFixed(2)} s`);
   const dollars = (value) => (value === undefined || value === null ? '—'
@@ -98,12 +100,12 @@
 
   // ── A request ──────────────────────────────────────────────────────────────────────────────
 
-  /** The same agent's request before this one, to say what changed. */
+  /** The same agent's request before this one in the same run, to say what changed. */
   function previousOf(row) {
     let before;
     for (const other of data().rows) {
       if (other.n >= row.n) break;
-      if (other.agent === row.agent && other.isRequest) before = other;
+      if (other.run === row.run && other.agent === row.agent && other.isRequest) before = other;
     }
     return before;
   }
@@ -113,7 +115,7 @@
     out.append(meta(row));
     const failed = failure(row);
     if (failed) out.append(failed);
-    out.append(numbers(row));
+    out.append(...numbers(row));
     if (!row.isRequest || !row.messages) {
       const response = JSON.stringify(row.response, null, 2) ?? 'none';
       out.append(el('h3', 'part', 'Response'), folded(response));
@@ -126,22 +128,27 @@
     return out;
   }
 
+  /** `agent main · model claude-sonnet-5-5 · max_tokens 8000 · stream true` */
   function meta(row) {
     const p = el('p', 'meta');
     const params = row.params || {};
     const facts = [
+      ['run', data().runs > 1 ? `${row.run + 1} of ${data().runs}, its exchange ${row.inRun}`
+        : undefined],
       ['agent', row.agent],
       ['model', params.model],
       ['max_tokens', params.max_tokens],
       ['thinking', params.thinking && JSON.stringify(params.thinking)],
       ['stream', params.stream === undefined ? undefined : String(params.stream)],
     ];
+    const shown = [];
     for (const [name, value] of facts) {
       if (value === undefined || value === null) continue;
-      p.append(`${name} `, el('b', '', value), '   ');
+      shown.push([`${name} `, el('b', '', value)]);
     }
-    if (!row.isRequest) p.append(el('b', '', `${row.method} ${row.path}`), '   ');
-    if (row.retryOf) p.append(`try ${row.try}, a retry of `, link(row.retryOf), '   ');
+    if (!row.isRequest) shown.push([el('b', '', `${row.method} ${row.path}`)]);
+    if (row.retryOf) shown.push([`try ${row.try}, a retry of `, link(row.retryOf)]);
+    shown.forEach((parts, i) => p.append(...(i ? [' · '] : []), ...parts));
     return p;
   }
 
@@ -165,35 +172,40 @@
     return box;
   }
 
+  /**
+   * Two lines: `input 3,575 tokens (0 read from the cache, …) · output 115 tokens · cost $0.0083`
+   * and `sent 2026-11-24 10:00:01.480 UTC · first byte after 40 ms · complete after 80 ms`.
+   */
   function numbers(row) {
-    const table = el('table', 'numbers');
-    const add = (name, value) => {
-      const tr = el('tr');
-      tr.append(el('td', '', name), el('td', '', value));
-      table.append(tr);
-    };
+    const lines = [];
     const u = row.usage;
     if (u) {
-      add('input', `${number(u.read + u.written + u.uncached)} tokens: ${number(u.read)} read ` +
-        `from the cache, ${number(u.written)} written to it, ${number(u.uncached)} uncached`);
-      add('output', `${number(u.output)} tokens`);
-      add('cost', dollars(row.cost));
+      const p = el('p', 'numbers');
+      p.append('input ', el('b', '', `${number(u.read + u.written + u.uncached)} tokens`),
+        ` (${number(u.read)} read from the cache, ${number(u.written)} written to it, ` +
+        `${number(u.uncached)} uncached) · output `, el('b', '', `${number(u.output)} tokens`),
+        ' · cost ', el('b', '', dollars(row.cost)));
+      lines.push(p);
     }
     const t = row.times;
     const sent = new Date(t.sent);
+    const times = [];
     if (!Number.isNaN(sent.getTime())) {
-      add('sent', sent.toISOString().replace('T', ' ').replace('Z', ' UTC'));
+      times.push(['sent', sent.toISOString().replace('T', ' ').replace('Z', ' UTC')]);
     }
-    add('first byte after', seconds(t.firstByte === null ? null : t.firstByte - t.sent));
-    add('complete after', seconds(t.done === null ? null : t.done - t.sent));
-    return table;
+    times.push(['first byte after', seconds(t.firstByte === null ? null : t.firstByte - t.sent)]);
+    times.push(['complete after', seconds(t.done === null ? null : t.done - t.sent)]);
+    const p = el('p', 'numbers');
+    times.forEach(([name, value], i) => p.append(i ? ' · ' : '', `${name} `, el('b', '', value)));
+    lines.push(p);
+    return lines;
   }
 
   // ── The system prompt, by section ──────────────────────────────────────────────────────────
 
   /** s06 sends one text block a section ("# Title\n…"); earlier chapters, one string. */
   function sectionsOf(system) {
-    if (typeof system === 'string') return [{ text: system }];
+    if (typeof system === 'string') return [{ text: system, whole: true }];
     if (!Array.isArray(system)) return [{ text: JSON.stringify(system) }];
     return system.map((block) => ({ text: String(block?.text ?? ''),
       breakpoint: block?.cache_control }));
@@ -209,11 +221,14 @@
     const sections = sectionsOf(valueOf(row.system));
     const chars = sections.reduce((sum, s) => sum + s.text.length, 0);
     const breakpoints = sections.filter((s) => s.breakpoint).length;
-    const title = [el('span', '', 'System prompt '), el('span', 'size',
-      `${sections.length} section(s), ${size(chars)}` +
-      (breakpoints ? ` · ${breakpoints} cache breakpoint(s)` : '') +
-      sameAsBefore(row, previous, 'system'))];
+    const shape = sections[0]?.whole ? 'one string' : plural(sections.length, 'section');
+    const atEnd = breakpoints === 1 && sections.at(-1).breakpoint;
+    const marked = atEnd ? ' · a cache breakpoint at its end'
+      : breakpoints ? ` · ${plural(breakpoints, 'cache breakpoint')}` : '';
+    const title = [el('span', '', 'System prompt: '), el('span', 'size',
+      `${shape}, ${size(chars)}${marked}${sameAsBefore(row, previous, 'system')}`)];
     return lazy('part system', title, () => {
+      if (sections[0]?.whole) return folded(sections[0].text);
       const body = el('div');
       for (const section of sections) {
         const name = /^# (.+)/.exec(section.text)?.[1] ?? section.text.split('\n')[0].slice(0, 60);
@@ -235,8 +250,8 @@
     const tools = Array.isArray(list) ? list.filter(isTool) : [];
     const chars = JSON.stringify(tools).length;
     const names = tools.map((tool) => String(tool.name)).join(', ');
-    const title = [el('span', '', `Tools (${tools.length}) `),
-      el('span', 'size', `${names} · ${size(chars)}${sameAsBefore(row, previous, 'tools')}`)];
+    const title = [el('span', '', 'Tools: '), el('span', 'size', tools.length === 0 ? 'none'
+      : `${names} · ${size(chars)}${sameAsBefore(row, previous, 'tools')}`)];
     return lazy('part tools', title, () => {
       const body = el('div', 'tool-list');
       for (const tool of tools) {
@@ -266,9 +281,14 @@
     const part = el('div', 'part messages');
     const counts = { n: 0, c: 0, r: 0 };
     for (const mark of row.marks) counts[mark]++;
-    const against = previous ? ` (against #${previous.n}, this agent's previous request)` : '';
-    part.append(el('h3', '', `Messages: ${row.messages.length} sent, ${counts.r} resent, ` +
-      `${counts.c} changed, ${counts.n} new${against}`));
+    // `9 sent: 7 resent, 2 new (against #4, …)`, or `1 sent, new (this agent's first request)`
+    const split = [['r', 'resent'], ['c', 'changed'], ['n', 'new']]
+      .filter(([mark]) => counts[mark]).map(([mark, name]) => `${counts[mark]} ${name}`);
+    const sent = `${number(row.messages.length)} sent`;
+    const heading = !previous ? `${sent}, ${counts.n === 1 ? '' : 'all '}new (this agent's ` +
+      `first request${data().runs > 1 ? ' in this run' : ''})`
+      : `${sent}: ${split.join(', ')} (against #${previous.n}, this agent's previous request)`;
+    part.append(el('h3', '', `Messages: ${heading}`));
     // Tool names by id, so a result can say which call it answers.
     const calls = new Map();
     for (const id of row.messages) {

@@ -6,12 +6,11 @@
  * Drawn here, in Node: the header, a chart of the run as SVG (one step per request, so it shows
  * with no script), and one line per request. What a request held is drawn by page.js in the
  * browser when its line is opened, from a JSON data island that stores each message once, however
- * many requests sent it again: the page grows with the conversation, not with its square.
+ * many requests sent it again: the page grows with the conversation, not with its square. A file
+ * that holds several runs (--trace=<file> appends) shows them one after the other.
  */
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import type { Usage } from '@anthropic-ai/sdk/resources';
-import { cost } from '../../s06_prompt/cache.ts';
 
 // ── Reading a trace ────────────────────────────────────────────────────────────────────────────
 
@@ -52,12 +51,26 @@ export interface TraceEvent {
   [field: string]: unknown;
 }
 
+/**
+ * `--trace=<file>` appends to a file that may hold earlier runs: each header line starts a run,
+ * and its exchanges count from n = 1 again. So exchanges and events are numbered on through the
+ * file (run 2's n = 1 follows run 1's last), and each says which run it belongs to:
+ *   run 0: n 1, 2, 3    run 1 (its own 1, 2): n 4, 5
+ */
 export interface Trace {
-  header: TraceHeader;
-  exchanges: Exchange[]; // in the order they were sent
-  events: TraceEvent[]; // in the order they happened
+  header: TraceHeader; // the first run's
+  runs: TraceHeader[]; // one a header line, in file order
+  exchanges: NumberedExchange[]; // in the order they were sent
+  events: NumberedEvent[]; // in the order they happened
   skipped: number; // lines cut off mid-write, or of a kind this page does not know
 }
+
+interface Numbered {
+  run: number; // the index of its run in `runs`
+  inRun?: number; // an exchange's n as recorded, counted from 1 in its run
+}
+type NumberedExchange = Exchange & Numbered;
+type NumberedEvent = TraceEvent & Numbered;
 
 export class NotATraceError extends Error {}
 
@@ -101,9 +114,9 @@ const isEvent = (value: unknown): value is TraceEvent =>
   isObject(value) && value.type === 'event' && KNOWN_EVENTS.has(value.event) && finite(value.at);
 
 /**
- * The header, exchanges and events of a trace. A line that is not JSON (the last one, cut off
- * when the run was killed) or not of a kind known here is skipped and counted, not fatal; a first
- * line that is not a trace header is: the file is something else.
+ * The runs, exchanges and events of a trace. A line that is not JSON (the last one, cut off when
+ * the run was killed) or not of a kind known here is skipped and counted, not fatal; a first line
+ * that is not a trace header is: the file is something else.
  */
 export function readTrace(text: string): Trace {
   const lines = text.split('\n');
@@ -113,21 +126,34 @@ export function readTrace(text: string): Trace {
     const what = first === -1 ? 'it is empty' : 'its first line is not {"type":"trace",…}';
     throw new NotATraceError(`not a trace: ${what}`);
   }
-  const exchanges: Exchange[] = [];
-  const events: TraceEvent[] = [];
+  const runs: TraceHeader[] = [header as TraceHeader];
+  const exchanges: Trace['exchanges'] = [];
+  const events: Trace['events'] = [];
   let skipped = 0;
+  // Where this run's numbers start: after the highest n (or event count) of the runs before it.
+  let offset = 0;
+  let highest = 0;
   for (const line of lines.slice(first + 1)) {
     if (line.trim() === '') continue;
     const value = parseLine(line);
+    const run = runs.length - 1;
     const exchange = asExchange(value);
-    if (exchange) exchanges.push(exchange);
-    else if (isEvent(value)) events.push(value);
-    else skipped++;
+    if (exchange) {
+      highest = Math.max(highest, exchange.n);
+      exchanges.push({ ...exchange, n: offset + exchange.n, run, inRun: exchange.n });
+    } else if (isEvent(value)) {
+      const count = finite(value.exchanges) ? value.exchanges : undefined;
+      highest = Math.max(highest, count ?? 0);
+      events.push({ ...value, exchanges: count === undefined ? undefined : offset + count, run });
+    } else if (isObject(value) && value.type === 'trace') {
+      runs.push(value as TraceHeader); // another run, appended to the same file
+      [offset, highest] = [offset + highest, 0];
+    } else skipped++;
   }
   // Lines are written as things complete: a slow exchange lands after a later one.
   exchanges.sort((a, b) => a.n - b.n);
-  events.sort((a, b) => (a.exchanges ?? 0) - (b.exchanges ?? 0) || a.at - b.at);
-  return { header: header as TraceHeader, exchanges, events, skipped };
+  events.sort((a, b) => a.run - b.run || (a.exchanges ?? 0) - (b.exchanges ?? 0) || a.at - b.at);
+  return { header: runs[0], runs, exchanges, events, skipped };
 }
 
 // ── What the chapters put in requests ──────────────────────────────────────────────────────────
@@ -265,7 +291,9 @@ function compareWithPrevious(ids: number[], previous: number[], table: Distinct)
  *     marks: 'rrn', why: {}, breakpoints: [[2, 0]], usage: { read: 900, … }, cost: 0.0031, … }
  */
 export interface Row {
-  n: number;
+  n: number; // numbered on through the file, runs after the first included
+  run: number; // the index of its run
+  inRun?: number; // its n as recorded, from 1 in each run
   try: number;
   agent: string;
   method: string;
@@ -291,11 +319,14 @@ export interface Row {
   retriedAs?: number;
 }
 
+/** A run's context window and where it starts compacting (tokens), if it said (s05, s06). */
+type Context = { window: number; threshold: number };
+
 export interface Replay {
   trace: Trace;
   rows: Row[];
   values: Distinct;
-  context?: { window: number; threshold: number };
+  contexts: (Context | undefined)[]; // one a run
 }
 
 const tokens = (value: unknown) => (finite(value) ? value : 0);
@@ -311,20 +342,36 @@ function usageOf(response: unknown): Row['usage'] {
   };
 }
 
-function rowOf(exchange: Exchange): Row {
-  const { n, agent, method, path, status, error, retryAfter, times, response } = exchange;
+function rowOf(exchange: NumberedExchange): Row {
+  const { n, run, inRun, agent, method, path, status, error, retryAfter, times, response } =
+    exchange;
   const isRequest = method === 'POST' && path === '/v1/messages';
-  const row: Row = { n, try: exchange.try, agent, method, path, status, error, retryAfter, times,
-    isRequest, response, placeholders: 0, summary: false };
+  const row: Row = { n, run, inRun, try: exchange.try, agent, method, path, status, error,
+    retryAfter, times, isRequest, response, placeholders: 0, summary: false };
   row.usage = isRequest ? usageOf(response) : undefined;
   const model = exchange.request?.model;
-  if (row.usage && typeof model === 'string') {
-    const { read, written, uncached, output } = row.usage;
-    const usage = { input_tokens: uncached, output_tokens: output,
-      cache_read_input_tokens: read, cache_creation_input_tokens: written } as Usage;
-    row.cost = cost(model, usage);
-  }
+  if (row.usage && typeof model === 'string') row.cost = cost(model, row.usage);
   return row;
+}
+
+// Dollars per million tokens: the figures of s06_prompt/cache.ts, which has them from
+// https://platform.claude.com/docs/en/about-claude/pricing. Copied, not imported: cache.ts loads
+// shared/client.ts, which starts the SDK and the offline demo server, and a tool that only reads
+// a file has no use for either. tests/inspect-page.test.ts reads cache.ts and checks they agree.
+export const PRICES: Record<string, { input: number; output: number }> = {
+  'claude-sonnet-5-5': { input: 2, output: 10 },
+};
+// Reading from the cache costs 0.1× the input price; writing to it, for the default 5 minutes,
+// 1.25×.
+export const CACHE_PRICE = { read: 0.1, written: 1.25 };
+
+/** What a request cost in dollars, or undefined for a model without a price here. */
+function cost(model: string, usage: NonNullable<Row['usage']>): number | undefined {
+  const price = Object.hasOwn(PRICES, model) ? PRICES[model] : undefined;
+  if (!price) return undefined;
+  const input = usage.uncached + usage.read * CACHE_PRICE.read +
+    usage.written * CACHE_PRICE.written;
+  return (input * price.input + usage.output * price.output) / 1e6;
 }
 
 /** What a request sent: each part stored once, each message compared with the last request's. */
@@ -346,15 +393,19 @@ function readRequest(row: Row, body: Record<string, any>, before: Row | undefine
   });
 }
 
-/** Every exchange as a row, each message stored once and compared with what went before. */
+/**
+ * Every exchange as a row, each message stored once and compared with what went before: the
+ * same agent's previous request in the same run (another run's n = 3 is another conversation).
+ */
 export function replay(trace: Trace): Replay {
   const values = new Distinct();
-  const latest = new Map<string, Row>(); // each agent's latest request
+  const latest = new Map<string, Row>(); // each agent's latest request, by `run agent`
   const rows = trace.exchanges.map((exchange) => {
     const row = rowOf(exchange);
     if (!row.isRequest) return row;
-    const before = latest.get(row.agent);
-    latest.set(row.agent, row);
+    const key = `${row.run} ${row.agent}`;
+    const before = latest.get(key);
+    latest.set(key, row);
     // The SDK's retry sends the same body again: say which try it repeats.
     if (row.try > 1 && before) {
       row.retryOf = before.n;
@@ -364,10 +415,12 @@ export function replay(trace: Trace): Replay {
     if (isObject(body) && Array.isArray(body.messages)) readRequest(row, body, before, values);
     return row;
   });
-  const event = trace.events.findLast((e) => e.event === 'context');
-  const context = event && { window: Number(event.window), threshold: Number(event.threshold) };
-  const known = context && context.window > 0 && context.threshold > 0;
-  return { trace, rows, values, context: known ? context : undefined };
+  const contexts = trace.runs.map((_, run): Context | undefined => {
+    const event = trace.events.findLast((e) => e.run === run && e.event === 'context');
+    const context = event && { window: Number(event.window), threshold: Number(event.threshold) };
+    return context && context.window > 0 && context.threshold > 0 ? context : undefined;
+  });
+  return { trace, rows, values, contexts };
 }
 
 // ── Writing HTML ───────────────────────────────────────────────────────────────────────────────
@@ -432,10 +485,10 @@ export const CSP = [
 /** The whole page for the text of a trace. Throws NotATraceError if it is not one. */
 export function renderPage(traceText: string, options: { title?: string } = {}): string {
   const run = replay(readTrace(traceText));
-  const { header } = run.trace;
-  const title = options.title ?? `${header.chapter ?? 'agent'} trace, ${when(header.started)}`;
+  const title = options.title ?? titleOf(run.trace.runs);
   const rows = JSON.stringify(withSharedLists(run.rows));
-  const island = `{"values":[${run.values.json.join(',')}],"rows":${rows}}`;
+  const runs = run.trace.runs.length;
+  const island = `{"values":[${run.values.json.join(',')}],"runs":${runs},"rows":${rows}}`;
   // <link rel="icon" href="data:,">: or the browser asks the network for /favicon.ico.
   return `<!doctype html>
 <html lang="en">
@@ -466,11 +519,12 @@ ${renderList(run)}
  * Otherwise the lists alone, a few numbers a message, would grow with the square of the run.
  */
 function withSharedLists(rows: Row[]): object[] {
-  const latest = new Map<string, Row>(); // each agent's latest request with messages
+  const latest = new Map<string, Row>(); // each agent's latest request with messages, by run
   return rows.map((row) => {
     if (!row.messages) return row;
-    const before = latest.get(row.agent);
-    latest.set(row.agent, row);
+    const key = `${row.run} ${row.agent}`;
+    const before = latest.get(key);
+    latest.set(key, row);
     const ids = row.messages;
     const previous = before?.messages ?? [];
     let same = 0;
@@ -484,8 +538,18 @@ function withSharedLists(rows: Row[]): object[] {
 
 // ── The header: what ran, when, and what it came to ────────────────────────────────────────────
 
+const chapterOf = (header: TraceHeader) => header.chapter ?? 'agent';
+const plural = (n: number, one: string, many = `${one}s`) => `${number(n)} ${n === 1 ? one : many}`;
+
+/** `s05_context_compact trace, 2026-11-24 10:00:00 UTC`, or `…, 3 runs from 2026-11-24 …` */
+function titleOf(runs: TraceHeader[]): string {
+  const chapters = [...new Set(runs.map(chapterOf))].join(', ');
+  if (runs.length === 1) return `${chapters} trace, ${when(runs[0].started)}`;
+  return `${chapters} trace, ${runs.length} runs from ${when(runs[0].started)}`;
+}
+
 function renderHeader(run: Replay, title: string): string {
-  const { header, skipped } = run.trace;
+  const { runs, skipped } = run.trace;
   const requests = run.rows.filter((row) => row.isRequest);
   const byAgent = new Map<string, number>();
   for (const row of requests) byAgent.set(row.agent, (byAgent.get(row.agent) ?? 0) + 1);
@@ -499,21 +563,34 @@ function renderHeader(run: Replay, title: string): string {
   const costs = requests.flatMap((row) => (row.cost === undefined ? [] : [row.cost]));
   const unpriced = used.length - costs.length;
   const total = costs.length ? dollars(costs.reduce((a, b) => a + b, 0)) : '—';
-  const first = run.rows[0]?.times.sent;
-  const last = Math.max(...run.rows.map((row) => row.times.done ?? row.times.sent));
+  // From the first request to the last of each run, added up: runs may be days apart.
+  const spans = runs.map((_, i) => {
+    const own = run.rows.filter((row) => row.run === i);
+    if (own.length === 0) return 0;
+    return Math.max(...own.map((row) => row.times.done ?? row.times.sent)) - own[0].times.sent;
+  });
+  const span = spans.reduce((a, b) => a + b, 0);
+  const contexts = [...new Set(run.contexts.flatMap((c) => (c ? [JSON.stringify(c)] : [])))];
+  const context: Context | undefined = contexts.length === 1 ? JSON.parse(contexts[0]) : undefined;
 
   const facts = [
-    `${number(requests.length)} requests${agents ? ` (${agents})` : ''}`,
+    `${plural(requests.length, 'request')}${agents ? ` (${agents})` : ''}`,
     failed ? `${number(failed)} failed` : '',
     `${number(input)} input tokens, ${fromCache}% read from the cache`,
     `${number(sum((u) => u.output))} output tokens`,
     `cost ${total}${unpriced && costs.length ? ` (and ${unpriced} of unknown price)` : ''}`,
-    first === undefined ? '' : `${duration(last - first)} from the first request to the last`,
-    run.context ? `context window ${number(run.context.window)} tokens, ` +
-      `compaction from ${number(run.context.threshold)}` : '',
+    run.rows.length === 0 ? '' : `${duration(span)} from the first request to the last` +
+      (runs.length > 1 ? ' (each run\'s, added up)' : ''),
+    context ? `context window ${number(context.window)} tokens, ` +
+      `compaction from ${number(context.threshold)}` : '',
   ].filter(Boolean);
-  const where = [`${header.chapter ?? 'agent'}, started ${when(header.started)}`];
-  if (header.workspace) where.push(`in ${header.workspace}`);
+  const where = runs.length === 1
+    ? [`${chapterOf(runs[0])}, started ${when(runs[0].started)}`]
+    : [`${runs.length} runs, appended to one file: the first started ${when(runs[0].started)}, ` +
+      `the last ${when(runs.at(-1)!.started)}`];
+  const workspaces = [...new Set(runs.flatMap((h) => (h.workspace ? [h.workspace] : [])))];
+  if (workspaces.length === 1) where.push(`in ${workspaces[0]}`);
+  else if (workspaces.length > 1) where.push(`in ${workspaces.length} folders`);
   const lines = `line${skipped === 1 ? '' : 's'}`;
   const note = skipped ? `<p class="note">${number(skipped)} ${lines} of the trace skipped: cut ` +
     'off mid-write, or of a kind this page does not know.</p>\n' : '';
@@ -536,15 +613,21 @@ function failure(row: Row): string {
 
 // ── The chart: one step per request, drawn here so it needs no script ──────────────────────────
 
-const PLOT = { left: 64, top: 36, height: 200, bottom: 36, right: 24 };
+// Pixels. As wide as the page's column, and page.css scales it down to a narrower window. Above
+// the plot: two rows of labels (compactions, the start of each run), then the placeholder marks.
+const CHART = { width: 1158, left: 64, right: 16, top: 52, height: 200, bottom: 18 };
+const LABEL_ROWS = [14, 28]; // the baselines of the label rows
+const MARK_ROW = CHART.top - 11; // the top of the placeholder marks
+const MAX_BAR = 48; // a short run's bars stay bars, not a wall
 type Scale = (tokens: number) => number; // tokens → y
 
 /**
  * An event goes before the first exchange sent after it: the recorder counts the exchanges sent
  * before each event. (A trace without that count: the first sent later, its summary's aside.)
  */
-function sentAfter(row: Row, event: TraceEvent): boolean {
+function sentAfter(row: Row, event: NumberedEvent): boolean {
   if (finite(event.exchanges)) return row.n > event.exchanges;
+  if (row.run !== event.run) return row.run > event.run;
   return row.agent !== 'compaction' && row.times.sent >= event.at;
 }
 
@@ -554,50 +637,82 @@ function tierOf(event: TraceEvent): number {
 }
 
 function describeCompaction(event: TraceEvent): string {
+  const show = (value: unknown) => escapeHtml(finite(value) ? number(value) : value ?? '?');
   const [why, messages, before, after] = [event.why, event.messages, event.before, event.after]
-    .map((value) => escapeHtml(value ?? '?'));
+    .map(show);
   return `compaction, tier ${tierOf(event)} (${why}): ${messages} messages replaced by a ` +
     `summary; context ${before} → ${after} tokens (estimated)`;
+}
+
+const compactionsOf = (run: Replay) => run.trace.events.filter((e) => e.event === 'compaction');
+
+/** `run 2 of 3: s06_prompt, started 2026-11-24 10:00:00 UTC, in /home/me/app` */
+function describeRun(run: Replay, k: number): string {
+  const header = run.trace.runs[k];
+  const where = header.workspace ? `, in ${header.workspace}` : '';
+  return `run ${k + 1} of ${run.trace.runs.length}: ${chapterOf(header)}, started ` +
+    `${when(header.started)}${where}`;
 }
 
 function renderChart(run: Replay): string {
   const steps = run.rows.filter((row) => row.isRequest);
   if (steps.length === 0) return '<section class="chart"><p>No requests.</p></section>';
-  // Wide enough to point at a step; a long run scrolls sideways.
-  const width = Math.min(64, Math.max(3, 1040 / steps.length));
+  // The steps share the plot's width: a short run's are wide, a long run's a pixel or so.
+  const right = CHART.width - CHART.right;
+  const width = (right - CHART.left) / steps.length;
+  const xOf = (i: number) => CHART.left + i * width; // the left of step i; of steps.length: the end
   const totals = steps.map((row) => (row.usage ? inputOf(row.usage) + row.usage.output : 0));
   const highest = Math.max(1, ...totals);
   // A window far above every request (200,000 tokens, and a short run) would flatten the steps
   // to nothing: then the chart stops short of it, and says so under it.
-  const limit = run.context && run.context.threshold <= highest * 2.5 ? run.context : undefined;
-  const reach = Math.max(highest, limit?.window ?? 0) * 1.05;
+  const shown = run.contexts.map((c) => (c && c.threshold <= highest * 2.5 ? c : undefined));
+  const reach = Math.max(highest, ...shown.map((c) => c?.window ?? 0)) * 1.05;
   const tick = tickStep(reach);
   const top = Math.ceil(reach / tick) * tick;
-  const y: Scale = (value) => round(PLOT.top + PLOT.height - (value / top) * PLOT.height);
-  const right = PLOT.left + width * steps.length;
-  const compactions = run.trace.events.filter((event) => event.event === 'compaction');
+  const y: Scale = (value) => round(CHART.top + CHART.height - (value / top) * CHART.height);
+
+  // Where each run's steps start, and where each compaction falls: before the step sent after it.
+  const starts = run.trace.runs.map((_, k) => indexOr(steps.findIndex((row) => row.run >= k),
+    steps.length));
+  const compactions = compactionsOf(run).map((event) =>
+    ({ event, at: indexOr(steps.findIndex((row) => sentAfter(row, event)), steps.length) }));
+  const limitLines = shown.flatMap((context, k) => {
+    if (!context) return [];
+    const previous = shown.slice(0, k).findLast(Boolean);
+    const named = !previous || JSON.stringify(previous) !== JSON.stringify(context);
+    return limits(context, y, xOf(starts[k]), xOf(starts[k + 1] ?? steps.length), { named });
+  });
+  const markers = placeLabels([
+    ...starts.slice(1).map((at, i) => ({ x: round(xOf(at)), label: `run ${i + 2}`,
+      draw: (row: number | undefined) => runMarker(describeRun(run, i + 1), xOf(at), row) })),
+    ...compactions.map(({ event, at }) => ({ x: round(xOf(at)), label: `C${tierOf(event)}`,
+      draw: (row: number | undefined) => compactionMarker(event, xOf(at), row) })),
+  ]);
+  const stretches = new Set([...starts.slice(1), ...compactions.map((c) => c.at)]);
   const parts = [
     axis(top, tick, y, right),
-    ...steps.map((row, i) => step(row, PLOT.left + i * width, width, y)),
-    ...(limit ? limits(limit, y, right) : []),
-    ...compactions.map((event) => {
-      const after = steps.findIndex((row) => sentAfter(row, event));
-      return compactionMarker(event, PLOT.left + (after === -1 ? steps.length : after) * width);
-    }),
+    ...steps.map((row, i) => step(row, xOf(i), width, y)),
+    ...limitLines,
+    ...placeholderMarks(steps, stretches, (i) => xOf(i) + width / 2),
+    ...markers,
   ];
-  const [svgWidth, svgHeight] = [right + PLOT.right, PLOT.top + PLOT.height + PLOT.bottom];
-  const label = `Tokens of each of the ${steps.length} requests`;
+  const height = CHART.top + CHART.height + CHART.bottom;
+  const label = `Tokens of each of the ${plural(steps.length, 'request')}`;
+  const offScale = [...new Set(run.contexts.flatMap((c, k) =>
+    (c && !shown[k] ? [describeOffScale(c)] : [])))];
+  const note = offScale.length ? `<p class="note off-scale">${offScale.join(' ')}</p>\n` : '';
   return `<section class="chart">
-<div class="plot"><svg width="${svgWidth}" height="${svgHeight}" \
-viewBox="0 0 ${svgWidth} ${svgHeight}" aria-label="${escapeHtml(label)}">
+<div class="plot"><svg${width < 4 ? ' class="dense"' : ''} width="${CHART.width}" \
+height="${height}" viewBox="0 0 ${CHART.width} ${height}" aria-label="${escapeHtml(label)}">
 ${parts.join('\n')}
 </svg></div>
 <p class="hover" id="chart-info">Point at a step to see its tokens; click it to open its \
 request.</p>
-${run.context && !limit ? offScale(run.context) : ''}${legend({ lines: Boolean(limit) })}
+${note}${legend({ lines: limitLines.length > 0, runs: run.trace.runs.length > 1 })}
 </section>`;
 }
 
+const indexOr = (index: number, otherwise: number) => (index === -1 ? otherwise : index);
 const round = (value: number) => Math.round(value * 10) / 10;
 const short = (n: number) => (n >= 1000 ? `${round(n / 1000)}k` : String(Math.round(n)));
 
@@ -611,9 +726,9 @@ function tickStep(highest: number): number {
 function axis(top: number, tick: number, y: Scale, right: number): string {
   const lines: string[] = [];
   for (let value = 0; value <= top; value += tick) {
-    const grid = `<line class="grid" x1="${PLOT.left}" x2="${right}" y1="${y(value)}" \
+    const grid = `<line class="grid" x1="${CHART.left}" x2="${right}" y1="${y(value)}" \
 y2="${y(value)}"/>`;
-    lines.push(`${grid}<text class="tick" x="${PLOT.left - 6}" y="${y(value) + 4}">\
+    lines.push(`${grid}<text class="tick" x="${CHART.left - 6}" y="${y(value) + 4}">\
 ${short(value)}</text>`);
   }
   return lines.join('\n');
@@ -624,17 +739,18 @@ const STEP_CLASS: Record<string, string> = { main: 'main', 'sub-agent': 'sub-age
 /**
  * One request, a link to its line in the list: its input (read from the cache, written to it,
  * uncached) and its output stacked, a red foot if it failed, a band under it if an agent other
- * than the main one sent it, a triangle over it if it sent placeholders for the first time.
+ * than the main one sent it.
  */
 function step(row: Row, x: number, width: number, y: Scale): string {
-  const left = round(x);
-  const bar = round(Math.max(1, width * 0.8));
-  const base = PLOT.top + PLOT.height;
+  // Bars with a gap between them while there is room for one; past that, side by side.
+  const bar = width >= 4 ? Math.min(MAX_BAR, width * 0.8) : width;
+  const left = round(x + (width - bar) / 2);
+  const base = CHART.top + CHART.height;
   const rect = (kind: string, top: number, height: number) =>
-    `<rect class="${kind}" x="${left}" y="${top}" width="${bar}" height="${height}"/>`;
+    `<rect class="${kind}" x="${left}" y="${top}" width="${round(bar)}" height="${height}"/>`;
   // A hit area of the step's full height: a short bar is as easy to point at as a tall one.
-  const parts = [`<rect class="hit" x="${left}" y="${PLOT.top}" width="${round(width)}" \
-height="${PLOT.height + 14}"/>`];
+  const parts = [`<rect class="hit" x="${round(x)}" y="${CHART.top}" width="${round(width)}" \
+height="${CHART.height + 14}"/>`];
   const u = row.usage;
   const stack: [string, number][] = u
     ? [['read', u.read], ['written', u.written], ['uncached', u.uncached], ['output', u.output]]
@@ -648,12 +764,6 @@ height="${PLOT.height + 14}"/>`];
   }
   if (hasFailed(row)) parts.push(rect('failure', base - 6, 6));
   if (row.agent !== 'main') parts.push(rect('band', base + 4, 6));
-  if (row.placeholders > 0) {
-    const middle = round(x + bar / 2);
-    const what = `${row.placeholders} tool result(s) sent as placeholders for the first time`;
-    parts.push(`<path class="placeholders" data-n="${row.n}" d="M${middle - 4} ${PLOT.top - 12}\
-h8l-4 7z"><title>${what}</title></path>`);
-  }
   const classes = ['step', STEP_CLASS[row.agent] ?? 'summariser'];
   if (hasFailed(row)) classes.push('failed');
   return `<a class="${classes.join(' ')}" data-n="${row.n}" href="#r${row.n}"><title>\
@@ -666,33 +776,92 @@ function stepTitle(row: Row): string {
   const u = row.usage;
   const input = `${number(inputOf(u))} in (${number(u.read)} read from the cache, ` +
     `${number(u.written)} written to it, ${number(u.uncached)} uncached)`;
-  return `${who}: ${input}, ${number(u.output)} out`;
+  const cleared = row.placeholders ? `; ${placeholders(row.placeholders)} for the first time` : '';
+  return `${who}: ${input}, ${number(u.output)} out${cleared}`;
 }
 
-function offScale({ window, threshold }: NonNullable<Replay['context']>): string {
-  return `<p class="note off-scale">Above the top of the chart: the context window, \
-${number(window)} tokens, and the compaction threshold, ${number(threshold)}.</p>\n`;
+/** `1 tool result sent as a placeholder`, `3 tool results sent as placeholders` */
+const placeholders = (n: number) =>
+  `${plural(n, 'tool result')} sent as ${n === 1 ? 'a placeholder' : 'placeholders'}`;
+
+/**
+ * Tier 1 sends old results as placeholders on nearly every request of a long run: a mark on each
+ * would be a solid band. So one mark a stretch (from a compaction or the start of a run to the
+ * next), on the first request of it that sent one, saying how many the stretch sent in all.
+ */
+function placeholderMarks(steps: Row[], stretches: Set<number>, middleOf: (i: number) => number) {
+  const marks: { i: number; first: Row; last: Row; results: number }[] = [];
+  let open: (typeof marks)[number] | undefined;
+  steps.forEach((row, i) => {
+    if (stretches.has(i)) open = undefined;
+    if (!row.placeholders) return;
+    if (!open) marks.push(open = { i, first: row, last: row, results: 0 });
+    open.last = row;
+    open.results += row.placeholders;
+  });
+  return marks.map(({ i, first, last, results }) => {
+    const middle = round(middleOf(i));
+    const until = last === first ? `in #${first.n}` : `from #${first.n} to #${last.n}`;
+    const what = `${placeholders(results)} ${until}`;
+    return `<a class="placeholder-mark" href="#r${first.n}"><path class="placeholders" \
+data-n="${first.n}" d="M${middle - 4} ${MARK_ROW}h8l-4 7z"/><title>${what}</title></a>`;
+  });
 }
 
-function limits({ window, threshold }: NonNullable<Replay['context']>, y: Scale, right: number) {
+/**
+ * Each marker's label goes in the first row where it clears the label before it; a label with no
+ * room left is not drawn (its line, and its title, still are).
+ */
+function placeLabels(markers: { x: number; label: string; draw: (row?: number) => string }[]) {
+  const ends = LABEL_ROWS.map(() => -Infinity);
+  return markers.sort((a, b) => a.x - b.x).map(({ x, label, draw }) => {
+    const row = ends.findIndex((end) => x + 3 >= end);
+    if (row !== -1) ends[row] = x + 3 + label.length * 7 + 4; // 11px text: about 7px a letter
+    return draw(row === -1 ? undefined : row);
+  });
+}
+
+/** A dashed line down from the label rows, and `C2` or `C3` in the row it was given. */
+function compactionMarker(event: TraceEvent, x: number, row: number | undefined): string {
+  const tier = tierOf(event);
+  const left = round(x);
+  const text = row === undefined ? '' : `<text x="${left + 3}" y="${LABEL_ROWS[row]}">C${tier}\
+</text>`;
+  return `<g class="compaction tier-${tier}" data-tier="${tier}"><line x1="${left}" \
+x2="${left}" y1="${LABEL_ROWS[0] - 10}" y2="${CHART.top + CHART.height}"/>${text}\
+<title>${describeCompaction(event)}</title></g>`;
+}
+
+/** A thin line where a run appended to the same file starts, and `run 2`. */
+function runMarker(description: string, x: number, row: number | undefined): string {
+  const left = round(x);
+  const label = /^run \d+/.exec(description)![0];
+  const text = row === undefined ? '' : `<text x="${left + 3}" y="${LABEL_ROWS[row]}">${label}\
+</text>`;
+  return `<g class="run-start"><line x1="${left}" x2="${left}" y1="${LABEL_ROWS[0] - 10}" \
+y2="${CHART.top + CHART.height + 14}"/>${text}<title>${escapeHtml(description)}</title></g>`;
+}
+
+function describeOffScale({ window, threshold }: Context): string {
+  return `Above the top of the chart: the context window, ${number(window)} tokens, and the \
+compaction threshold, ${number(threshold)}.`;
+}
+
+/** The window and threshold of one run, from its first step to the next run's. */
+function limits({ window, threshold }: Context, y: Scale, from: number, to: number,
+  options: { named: boolean }) {
   const lines: [string, number, string][] = [
     ['window', window, 'context window'],
     ['threshold', threshold, 'compaction threshold'],
   ];
-  return lines.map(([kind, value, name]) => `<g class="${kind}"><line x1="${PLOT.left}" \
-x2="${right}" y1="${y(value)}" y2="${y(value)}"/><text x="${PLOT.left + 4}" y="${y(value) - 4}">\
-${name} ${number(value)}</text></g>`);
+  // A name only where there is room for it, and once for a value the runs share.
+  const named = options.named && to - from > 180;
+  return lines.map(([kind, value, name]) => `<g class="${kind}"><line x1="${round(from)}" \
+x2="${round(to)}" y1="${y(value)}" y2="${y(value)}"/>${named ? `<text x="${round(from) + 4}" \
+y="${y(value) - 4}">${name} ${number(value)}</text>` : ''}</g>`);
 }
 
-function compactionMarker(event: TraceEvent, x: number): string {
-  const tier = tierOf(event);
-  const [left, top] = [round(x), PLOT.top - 28];
-  return `<g class="compaction tier-${tier}" data-tier="${tier}"><line x1="${left}" \
-x2="${left}" y1="${top}" y2="${PLOT.top + PLOT.height}"/><text x="${left + 3}" y="${top + 8}">\
-C${tier}</text><title>${describeCompaction(event)}</title></g>`;
-}
-
-function legend(options: { lines: boolean }): string {
+function legend(options: { lines: boolean; runs: boolean }): string {
   const items: [string, string][] = [
     ['read', 'input read from the cache'],
     ['written', 'input written to the cache'],
@@ -700,10 +869,11 @@ function legend(options: { lines: boolean }): string {
     ['output', 'output'],
     ['sub-agent', 'sent by a sub-agent'],
     ['summariser', 'a compaction summary request'],
-    ['failure', 'failed (error or no complete reply)'],
+    ['failure', 'failed (an error, or no complete reply)'],
     ['compaction', 'compaction (C2 automatic, C3 asked for)'],
-    ['placeholders', 'tool results replaced by placeholders'],
+    ['placeholders', 'where tool results start going out as placeholders'],
   ];
+  if (options.runs) items.push(['run-start', 'the start of a run (appended to the same file)']);
   if (options.lines) {
     items.push(['window', 'context window'], ['threshold', 'compaction threshold']);
   }
@@ -715,21 +885,35 @@ function legend(options: { lines: boolean }): string {
 // ── The list: one line per exchange; page.js fills a line in when it is opened ─────────────────
 
 function renderList(run: Replay): string {
-  const start = run.rows[0]?.times.sent ?? 0;
-  const compactions = run.trace.events.filter((event) => event.event === 'compaction');
+  const compactions = compactionsOf(run);
+  const several = run.trace.runs.length > 1;
   const lines: string[] = [];
   let next = 0; // the next compaction to place
-  for (const row of run.rows) {
-    while (next < compactions.length && sentAfter(row, compactions[next])) {
+  let current = -1; // the run of the last line
+  const place = (before: (event: NumberedEvent) => boolean) => {
+    while (next < compactions.length && before(compactions[next])) {
       lines.push(compactionLine(compactions[next++]));
     }
-    lines.push(requestLine(row, start));
+  };
+  const startRuns = (upTo: number) => {
+    for (; current < upTo; current++) if (several) lines.push(runLine(run, current + 1));
+  };
+  const starts = new Map<number, number>(); // each run's first time sent, for the `+4.2 s`
+  for (const row of run.rows) {
+    if (!starts.has(row.run)) starts.set(row.run, row.times.sent);
+    place((event) => event.run < row.run); // the last compactions of the runs before this one
+    startRuns(row.run);
+    place((event) => sentAfter(row, event));
+    lines.push(requestLine(row, starts.get(row.run)!));
   }
-  lines.push(...compactions.slice(next).map(compactionLine));
+  place(() => true);
+  startRuns(run.trace.runs.length - 1); // runs after the last exchange, with none of their own
+  const runs = several ? ` The file holds ${run.trace.runs.length} runs, appended one after the \
+other: each starts with a line of its own, and numbers on from the last.` : '';
   return `<main>
 <h2>Requests</h2>
 <p class="note">Each line opens to show the request as sent: what is new since the same \
-agent's previous request, set apart from what was sent again.</p>
+agent's previous request, set apart from what was sent again.${runs}</p>
 <div class="requests">
 ${lines.join('\n')}
 </div>
@@ -739,6 +923,10 @@ ${lines.join('\n')}
 function compactionLine(event: TraceEvent): string {
   const tier = tierOf(event);
   return `<div class="event compaction" data-tier="${tier}">${describeCompaction(event)}</div>`;
+}
+
+function runLine(run: Replay, k: number): string {
+  return `<div class="event run-start" id="run${k + 1}">${escapeHtml(describeRun(run, k))}</div>`;
 }
 
 // The agent's name is text from the trace: it becomes a class only if it is one of these.
@@ -760,10 +948,15 @@ function requestLine(row: Row, start: number): string {
   if (row.isRequest && typeof stop === 'string') bits.push(['stop', stop]);
   if (row.marks !== undefined) bits.push(['messages', describeMarks(row.marks)]);
   if (row.summary) bits.push(['has-summary', 'summary']);
-  if (row.placeholders) bits.push(['has-placeholders', `${row.placeholders} placeholder(s)`]);
+  if (row.placeholders) {
+    bits.push(['has-placeholders', plural(row.placeholders, 'new placeholder')]);
+  }
   if (row.usage) {
     const u = row.usage;
-    const cached = u.read ? ` (${number(u.read)} cached)` : '';
+    // `in 1,649 (cache: 1,329 read, 320 written) · out 93`
+    const cache = [u.read && `${number(u.read)} read`, u.written && `${number(u.written)} written`]
+      .filter(Boolean);
+    const cached = cache.length ? ` (cache: ${cache.join(', ')})` : '';
     bits.push(['tokens', `in ${number(inputOf(u))}${cached} · out ${number(u.output)}`]);
     bits.push(['cost', dollars(row.cost)]);
   }
@@ -774,11 +967,12 @@ function requestLine(row: Row, start: number): string {
 data-n="${row.n}"><summary>${summary.join(' ')}</summary><div class="body"></div></details>`;
 }
 
-/** 'rrrnn' → `5 messages: 2 new` */
+/** 'rrrnn' → `5 messages: 2 new`; 'n' → `1 new message` */
 function describeMarks(marks: string): string {
   const fresh = marks.split('n').length - 1;
   const changed = marks.split('c').length - 1;
+  if (fresh === marks.length) return plural(fresh, 'new message');
   const split = [fresh && `${fresh} new`, changed && `${changed} changed`].filter(Boolean);
-  const sent = `${marks.length} message${marks.length === 1 ? '' : 's'}`;
-  return split.length ? `${sent}: ${split.join(', ')}` : sent;
+  const sent = plural(marks.length, 'message');
+  return split.length ? `${sent}: ${split.join(', ')}` : `${sent}, all resent`;
 }
