@@ -8,12 +8,11 @@
  * Prints the page's path on stdout (open it in a browser; it loads nothing from the network) and
  * how long it took on stderr. Exit 2, with one line saying why: no trace, or not a trace.
  */
-import { createHash } from 'node:crypto';
 import { readdirSync, readFileSync, realpathSync, renameSync, rmSync, statSync } from 'node:fs';
 import { writeFileSync } from 'node:fs';
-import os from 'node:os';
-import { basename, join, resolve } from 'node:path';
+import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { traceFolder } from '../shared/trace.ts'; // where --trace writes them
 import { NotATraceError, renderPage } from './inspector/page.ts';
 
 const HOW_TO_TRACE = 'make one with --trace, e.g. npx tsx s05_context_compact/code.ts --trace';
@@ -25,17 +24,6 @@ export interface Outcome {
   code: number; // 0 written, 1 could not write the page, 2 no trace or not a trace
   stdout: string;
   stderr: string;
-}
-
-/**
- * Where shared/trace.ts puts a workspace's traces: the same rule, written again here rather than
- * imported, because trace.ts loads the SDK, a third of a second this command has no use for.
- * tests/inspect-page.test.ts checks that the two agree.
- */
-export function traceFolder(workspace: string): string {
-  const root = realpathSync(workspace);
-  const hash = createHash('sha256').update(root).digest('hex').slice(0, 8);
-  return join(os.homedir(), '.learn-agent-harness', 'traces', `${basename(root)}-${hash}`);
 }
 
 /** The most recently written *.jsonl in `folder`, or undefined if there is none. */

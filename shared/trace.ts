@@ -22,7 +22,7 @@ import type { Stream } from '@anthropic-ai/sdk/core/streaming';
 import type { RawMessageStreamEvent } from '@anthropic-ai/sdk/resources';
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { createHash } from 'node:crypto';
-import { appendFileSync, chmodSync, existsSync, mkdirSync, realpathSync } from 'node:fs';
+import { appendFileSync, chmodSync, mkdirSync, realpathSync } from 'node:fs';
 import os from 'node:os';
 import { basename, dirname, join, resolve } from 'node:path';
 import { DIM, paint, YELLOW } from './terminal.ts';
@@ -56,20 +56,20 @@ function write(line: object): void {
  * `chapter` names the program in the trace's first line.
  */
 export function startTrace(file: string, chapter: string): void {
-  const stamp = new Date().toISOString().replace(/[:.]/g, '-');
+  const started = new Date().toISOString();
+  const stamp = started.replace(/[:.]/g, '-');
   const folder = traceFolder(process.cwd());
   trace.file = file ? resolve(file) : join(folder, `${stamp}-${chapter}-${process.pid}.jsonl`);
   try {
-    if (!file) mkdirSync(folder, { recursive: true, mode: 0o700 });
-    else if (!existsSync(dirname(trace.file))) {
-      mkdirSync(dirname(trace.file), { recursive: true, mode: 0o700 });
-    }
-    if (!file) chmodSync(folder, 0o700); // made earlier, under another umask
+    mkdirSync(dirname(trace.file), { recursive: true, mode: 0o700 }); // only folders it makes
+    if (!file) chmodSync(folder, 0o700); // ours, perhaps made earlier under another umask
   } catch {} // write() below says what is wrong
-  const started = new Date().toISOString();
   write({ type: 'trace', version: VERSION, chapter, workspace: process.cwd(), started });
-  if (!trace.broken) chmodSync(trace.file, 0o600); // --trace=<file> may name an existing file
-  if (!trace.broken) console.error(paint(DIM, `[trace: ${trace.file}]`));
+  if (trace.broken) return;
+  try {
+    chmodSync(trace.file, 0o600); // --trace=<file> may name a file that was there before
+  } catch {} // someone else's file, writable by us: it stays as its owner set it
+  console.error(paint(DIM, `[trace: ${trace.file}]`));
 }
 
 /** Run `work` as `agent` ('sub-agent', 'compaction'): the requests it sends are marked so. */
