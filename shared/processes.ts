@@ -3,26 +3,63 @@
  * mechanism).
  *
  * Each command runs in its own process group, so it can be killed together with everything it
- * started; the groups still running are killed however the agent exits.
+ * started. A group is kept until it is empty, also after its command has exited: a job the command
+ * left running in the background (`npm run dev > dev.log 2>&1 &`) is still in it. Whatever is left
+ * is killed however the agent exits. (A command that makes a session of its own, `setsid`, leaves
+ * the group, and is out of reach.)
  */
-import { spawn } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { once } from 'node:events';
 import os from 'node:os';
 
 const MAX_COLLECT = 10_000_000; // characters; `yes` would otherwise fill the memory
 
-const running = new Set<number>(); // the process groups of the commands still running
+const groups = new Set<number>(); // the process groups the commands made, until they are empty
 process.on('exit', killCommands);
 
-function killGroup(pid: number): void {
+// The system gives no new process a group's id while any process is left in that group. So a
+// group is forgotten within a second of emptying, long before its id could be handed out again,
+// and a kill never reaches someone else's processes. (unref: the program need not wait for it.)
+function forgetEmptyGroups(): void {
+  for (const pgid of groups) if (isEmpty(pgid)) groups.delete(pgid);
+}
+setInterval(forgetEmptyGroups, 1000).unref();
+
+function isEmpty(pgid: number): boolean {
   try {
-    process.kill(-pid, 'SIGKILL');
-  } catch {} // it had already finished
+    process.kill(-pgid, 0); // signal 0: nothing is sent, it is only checked
+    return false;
+  } catch {
+    return true;
+  }
 }
 
-/** Kill every command still running, with everything each one started. */
+/**
+ * Is a process of this group still at work? A process that has ended but not been reaped yet (a
+ * zombie) is still in its group for the system, but not here: where nothing reaps orphans (in a
+ * container without an init), it would otherwise look alive for good.
+ */
+function isRunning(pgid: number): boolean {
+  if (isEmpty(pgid)) return false;
+  const ps = spawnSync('ps', ['-A', '-o', 'pgid=,stat='], { encoding: 'utf8' });
+  if (ps.status !== 0) return true; // no ps: take the system's word
+  return ps.stdout.split('\n').some((row) => {
+    const [group, state] = row.trim().split(/\s+/);
+    return Number(group) === pgid && !state.startsWith('Z');
+  });
+}
+
+/** Kill a group: every process in it, however it was started. */
+function killGroup(pgid: number): void {
+  try {
+    process.kill(-pgid, 'SIGKILL');
+  } catch {} // it was empty already
+  groups.delete(pgid);
+}
+
+/** Kill every command still running, and every job one left behind, with all they started. */
 export function killCommands(): void {
-  running.forEach(killGroup);
+  groups.forEach(killGroup);
 }
 
 interface CommandOptions {
@@ -32,17 +69,19 @@ interface CommandOptions {
 
 /**
  * Run `command` with bash in `cwd`. The output is stdout and stderr together, as text; the status
- * reads `exit code 0`, or why it was killed: `timed out after 120s; killed`.
+ * reads `exit code 0`, or why it was killed: `timed out after 120s; killed`. If the command left
+ * a job running, the status says so, and names the group it is in.
  */
 export async function runCommand(command: string, options: CommandOptions) {
   const stdio: ['ignore', 'pipe', 'pipe'] = ['ignore', 'pipe', 'pipe'];
   const child = spawn('bash', ['-c', command], { cwd: options.cwd, detached: true, stdio });
-  running.add(child.pid!);
+  const pgid = child.pid!; // detached: bash leads a new group, whose id is its pid
+  groups.add(pgid);
   let output = '';
   let killed = ''; // why we killed it, if we did
   const kill = (why: string) => {
     killed ||= why;
-    killGroup(child.pid!);
+    killGroup(pgid);
   };
   const timeout = options.timeoutSeconds;
   const timer = setTimeout(() => kill(`timed out after ${timeout}s`), timeout * 1000);
@@ -54,8 +93,13 @@ export async function runCommand(command: string, options: CommandOptions) {
   child.stderr.setEncoding('utf8').on('data', collect); // between two chunks stays whole
   const [code, signal] = await once(child, 'close');
   clearTimeout(timer);
-  running.delete(child.pid!);
-  const status = killed ? `${killed}; killed` : `exit code ${code ?? signal}`;
+  if (killed) return { output, status: `${killed}; killed` };
+  let status = `exit code ${code ?? signal}`;
+  // bash has exited, and its output is closed; a job with its output sent elsewhere may live on.
+  if (isRunning(pgid)) {
+    status += `; still running in the background: process group ${pgid}`;
+    status += ` (kill -- -${pgid} stops it; the agent stops it on Ctrl+C and when it exits)`;
+  } else groups.delete(pgid);
   return { output, status };
 }
 

@@ -1,3 +1,4 @@
+import { jobBehaviours } from './behaviours/jobs.ts';
 import { describe, expect, it } from 'vitest';
 import { reply, text, toolUse } from '../shared/fake-anthropic.ts';
 import { loopBehaviours } from './behaviours/loop.ts';
@@ -25,3 +26,5 @@ describe('s01: the bash tool', () => {
     expect(result.content, 'the tail starts after the second').toMatch(/…\nz/);
   });
 });
+
+jobBehaviours('s01', { ctrlC: 'exits', viaTsx: true });

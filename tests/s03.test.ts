@@ -1,3 +1,4 @@
+import { jobBehaviours } from './behaviours/jobs.ts';
 import { describe, expect, it } from 'vitest';
 import { httpError, reply, text, toolUse, type Reply } from '../shared/fake-anthropic.ts';
 import { loopBehaviours } from './behaviours/loop.ts';
@@ -166,3 +167,5 @@ describe.concurrent('s03: the agent tool', () => {
     expect(run.stderr).toMatch(/│ \$ echo from-the-child/);
   });
 });
+
+jobBehaviours('s03', { ctrlC: 'exits' });

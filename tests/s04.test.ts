@@ -1,3 +1,4 @@
+import { jobBehaviours } from './behaviours/jobs.ts';
 import { spawnSync } from 'node:child_process';
 import { appendFileSync, existsSync, mkdirSync, readdirSync, readFileSync, realpathSync, rmSync, statSync, symlinkSync } from 'node:fs';
 import { truncateSync, writeFileSync } from 'node:fs';
@@ -462,3 +463,5 @@ describe.concurrent('s04: sub-agents and sessions', () => {
     expect(run.requests[0].body.messages).toHaveLength(5);
   });
 });
+
+jobBehaviours('s04', { ctrlC: 'cancels the turn', viaTsx: true });

@@ -1,3 +1,4 @@
+import { jobBehaviours } from './behaviours/jobs.ts';
 import { existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -523,3 +524,5 @@ describe.concurrent('s05: a Models API that never answers (issue 18)', () => {
     }
   });
 });
+
+jobBehaviours('s05', { ctrlC: 'cancels the turn' });

@@ -1,3 +1,4 @@
+import { jobBehaviours } from './behaviours/jobs.ts';
 import { spawnSync } from 'node:child_process';
 import { chmodSync, chownSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { symlinkSync, utimesSync, writeFileSync } from 'node:fs';
@@ -330,3 +331,5 @@ describe.concurrent('s06: sessions', () => {
     expect(list.code, 'the reader chose to stop reading: not a failure').toBe(0);
   });
 });
+
+jobBehaviours('s06', { ctrlC: 'cancels the turn' });

@@ -8,6 +8,7 @@ import { describe, expect, it } from 'vitest';
 import { httpError, other, reply, text, toolUse, type MessageReply } from '../../shared/fake-anthropic.ts';
 import { REPO, TEST_KEY, promptOf, runChapter, runRepl, toolResults as lastResults } from '../helpers/run-chapter.ts';
 import { pressInputs, respondToPresses, tallyPresses } from '../helpers/ctrl-c.ts';
+import { jobsLeft, startJob } from '../helpers/jobs.ts';
 import { shared } from '../helpers/shared.ts';
 
 /** What the chapter's offline banner must list: the commands that work with its tools, and no others. */
@@ -327,28 +328,26 @@ export function loopBehaviours(chapter: string, options: LoopOptions) {
 
     plumbingIt('kills the running command when it is stopped by SIGTERM: nothing is left behind', async () => {
       // The command signals its own agent ($PPID is the chapter's process), then keeps running.
-      const command = '(sleep 1; touch late.txt) & kill -TERM $PPID; sleep 30';
+      const command = `${startJob()}; kill -TERM $PPID; sleep 30`;
       const run = await runChapter(chapter, { args: ['-p', 'x'], replies: [reply(toolUse('bash', { command }))] });
       expect(run.code, 'killed by SIGTERM: 128 + 15').toBe(143);
-      await new Promise((done) => setTimeout(done, 1500));
-      expect(existsSync(join(run.workspace, 'late.txt')), 'the command’s background job must have been killed too').toBe(false);
+      expect(await jobsLeft(run.workspace), 'the command’s background job must have been killed too').toEqual([]);
     });
 
     if (ctrlC === 'exits') it.each(runners)('Ctrl+C in the REPL while a command runs ends the agent and the command, under %s', async (_how, viaTsx) => {
-      const command = '(sleep 2; touch late.txt) & sleep 30';
-      const run = await runRepl(chapter, ['start it', { after: /\$ \(sleep 2/, keys: '\x03' }], {
+      const command = `${startJob()}; sleep 30`;
+      const run = await runRepl(chapter, ['start it', { after: /\$ \(sleep 30/, keys: '\x03' }], {
         viaTsx,
         wrapper: watchGroup,
         replies: [reply(toolUse('bash', { command }))],
       });
       expect(run.code, 'interrupted: 128 + SIGINT (2)').toBe(130);
       expect(run.stdout, 'Ctrl+C is read as a key, not sent to tsx too').not.toContain(GROUP_SIGINT);
-      await new Promise((done) => setTimeout(done, 2500));
-      expect(existsSync(join(run.workspace, 'late.txt')), 'the command’s background job must be gone too').toBe(false);
+      expect(await jobsLeft(run.workspace), 'the command’s background job must be gone too').toEqual([]);
     });
 
     if (ctrlC === 'cancels the turn') it.each(pressRuns)('Ctrl+C in the REPL while a command runs ends the command and the turn, not the agent, %s times in a row, under %s', async (presses, _how, viaTsx) => {
-      // Each turn starts `(sleep 2; touch late.txt) & sleep 30` and gets a Ctrl+C (helpers/ctrl-c.ts).
+      // Each turn starts `(sleep 30) & …; sleep 30` and gets a Ctrl+C (helpers/ctrl-c.ts).
       // Were Ctrl+C a signal from the terminal, tsx would get it too, pass it on when the agent was
       // slow to acknowledge it (so one press came twice: at the prompt it quit, in the next turn it
       // cancelled that), and kill the agent when slower still. The REPL reads Ctrl+C as a key
@@ -375,8 +374,7 @@ export function loopBehaviours(chapter: string, options: LoopOptions) {
       expect(notes, 'the model is told of each interrupted turn, once').toBe(presses);
       expect(promptOf(next.at(-1)), 'and the new prompt is last').toBe('and now?');
       expect(run.stdout, 'the answer to the next prompt arrives').toContain('Still here.');
-      await new Promise((done) => setTimeout(done, 2500));
-      expect(existsSync(join(run.workspace, 'late.txt')), 'the commands’ background jobs must be gone too').toBe(false);
+      expect(await jobsLeft(run.workspace), 'the commands’ background jobs must be gone too').toEqual([]);
     });
 
     plumbingIt('keeps what is typed during a turn for the next prompt; Up recalls the prompt before', async () => {

@@ -5,13 +5,14 @@
  *   const run = await runRepl('s04', pressInputs(10), { viaTsx: true, respond: respondToPresses });
  *   tallyPresses(run, 10) → { presses: 10, 'turn only': 10, 'also quit': 0, … }
  *
- * Turn k is the prompt "turn t<k>x"; its reply runs `(sleep 2; touch late.txt) & sleep 30 # t<k>x`,
+ * Turn k is the prompt "turn t<k>x"; its reply runs `(sleep 30) & echo $! >> jobs.pid; sleep 30 # t<k>x`,
  * and Ctrl+C is pressed once that command shows. After the last press: "and now?", then exit.
  */
 import { reply, text, toolUse } from '../../shared/fake-anthropic.ts';
+import { startJob } from './jobs.ts';
 import type { ReplInput, RunResult } from './run-chapter.ts';
 
-const command = (k: number) => `(sleep 2; touch late.txt) & sleep 30 # t${k}x`;
+const command = (k: number) => `${startJob()}; sleep 30 # t${k}x`;
 
 /** What to type: each turn, a Ctrl+C once its command runs (or once the turn has ended without it). */
 export function pressInputs(presses: number): ReplInput[] {
