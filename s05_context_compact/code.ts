@@ -53,6 +53,9 @@ const STOP_NOTES: Record<string, string> = {
   model_context_window_exceeded: '(the context window is full; s05 shows how to make room)',
   pause_turn: '(the model paused its turn; say "continue" to resume)',
 };
+// A reply cut short or refused: a tool call in it may be cut inside its input; none is run. Other
+// replies' calls run whatever stop_reason says (some compatible endpoints say end_turn after them).
+const STOPPED_EARLY = new Set(['max_tokens', 'model_context_window_exceeded', 'refusal']);
 
 /** Stream one reply, printing its text as it arrives; the SDK reassembles tool-call JSON for us. */
 // s02: always printed → s03: a sub-agent works quietly (print = false).
@@ -110,12 +113,12 @@ export async function agentLoop(messages: MessageParam[], agent: Agent, signal?:
     console.error(agent.indent + paint(DIM, line));
 
     // Keep the reply for the next round, minus what the API would refuse to take back: text that
-    // is only whitespace (models send "\n\n" now and then), tool calls from a reply that did not
-    // stop to have them run (cut off at max_tokens…), and block types this loop does not know.
+    // is only whitespace (models send "\n\n" now and then), tool calls from a reply that stopped
+    // early (cut off at max_tokens…), and block types this loop does not know.
     // s01: tool calls kept as sent → s02: odd ones from other vendors' models mended (tools.ts).
     const kept = reply.content.filter((block) => {
       if (block.type === 'text') return block.text.trim() !== '';
-      return block.type === 'tool_use' && reply.stop_reason === 'tool_use';
+      return block.type === 'tool_use' && !STOPPED_EARLY.has(reply.stop_reason ?? '');
     });
     // And its thinking, for the rest of the turn, if nothing else was left out (thinking.ts).
     const content = thinkingKept(reply.content, validCalls(kept, messages));

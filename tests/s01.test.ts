@@ -1,3 +1,4 @@
+import { endTurnBehaviours } from './behaviours/end-turn.ts';
 import { jobBehaviours } from './behaviours/jobs.ts';
 import { describe, expect, it } from 'vitest';
 import { reply, text, toolUse } from '../shared/fake-anthropic.ts';
@@ -28,3 +29,4 @@ describe('s01: the bash tool', () => {
 });
 
 jobBehaviours('s01', { ctrlC: 'exits', viaTsx: true });
+endTurnBehaviours('s01');

@@ -1,3 +1,4 @@
+import { endTurnBehaviours } from './behaviours/end-turn.ts';
 import { jobBehaviours } from './behaviours/jobs.ts';
 import { loopBehaviours } from './behaviours/loop.ts';
 import { toolBehaviours } from './behaviours/tools.ts';
@@ -6,3 +7,4 @@ loopBehaviours('s02', { offlineCommands: ['run', 'read', 'list', 'search', 'writ
 toolBehaviours('s02');
 
 jobBehaviours('s02', { ctrlC: 'exits' });
+endTurnBehaviours('s02');

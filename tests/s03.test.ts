@@ -1,3 +1,4 @@
+import { endTurnBehaviours } from './behaviours/end-turn.ts';
 import { jobBehaviours } from './behaviours/jobs.ts';
 import { describe, expect, it } from 'vitest';
 import { httpError, reply, text, toolUse, type Reply } from '../shared/fake-anthropic.ts';
@@ -169,3 +170,4 @@ describe.concurrent('s03: the agent tool', () => {
 });
 
 jobBehaviours('s03', { ctrlC: 'exits' });
+endTurnBehaviours('s03', { subagent: true });

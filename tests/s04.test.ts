@@ -1,3 +1,4 @@
+import { endTurnBehaviours } from './behaviours/end-turn.ts';
 import { jobBehaviours } from './behaviours/jobs.ts';
 import { spawnSync } from 'node:child_process';
 import { appendFileSync, existsSync, mkdirSync, readdirSync, readFileSync, realpathSync, rmSync, statSync, symlinkSync } from 'node:fs';
@@ -465,3 +466,4 @@ describe.concurrent('s04: sub-agents and sessions', () => {
 });
 
 jobBehaviours('s04', { ctrlC: 'cancels the turn', viaTsx: true });
+endTurnBehaviours('s04');

@@ -1,3 +1,4 @@
+import { endTurnBehaviours } from './behaviours/end-turn.ts';
 import { jobBehaviours } from './behaviours/jobs.ts';
 import { existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:http';
@@ -526,3 +527,4 @@ describe.concurrent('s05: a Models API that never answers (issue 18)', () => {
 });
 
 jobBehaviours('s05', { ctrlC: 'cancels the turn' });
+endTurnBehaviours('s05');

@@ -1,3 +1,4 @@
+import { endTurnBehaviours } from './behaviours/end-turn.ts';
 import { jobBehaviours } from './behaviours/jobs.ts';
 import { spawnSync } from 'node:child_process';
 import { chmodSync, chownSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
@@ -333,3 +334,4 @@ describe.concurrent('s06: sessions', () => {
 });
 
 jobBehaviours('s06', { ctrlC: 'cancels the turn' });
+endTurnBehaviours('s06', { subagent: true });
