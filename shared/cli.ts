@@ -22,7 +22,8 @@ type Values<F extends Flags> = { [K in keyof F]?: Value<F[K]> };
 // What -h adds to every chapter's usage: how to leave the REPL (readPrompts, below), and what every
 // chapter reads from the environment or from .env. A chapter's own are in its USAGE.
 const COMMON_HELP = `  --trace[=<file>]     record every API request and reply for: npm run inspect
-In the REPL: exit, quit, q, /exit, /quit or Ctrl+D (on an empty line) leaves.
+In the REPL: exit, quit, q, /exit, /quit or Ctrl+D (on an empty line) leaves. Ctrl+Z at the
+prompt suspends (fg resumes); during a turn it is ignored.
 Environment (or .env):
   ANTHROPIC_API_KEY    your key (or ANTHROPIC_AUTH_TOKEN); none: the offline demo model answers
   ANTHROPIC_BASE_URL   an Anthropic-compatible endpoint instead of Anthropic's
@@ -78,10 +79,12 @@ export function requireTerminal(): void {
 /**
  * The prompts typed at the REPL, trimmed, one at a time (empty lines skipped). They end when the
  * reader leaves: exit, quit (or q, /exit, /quit), or Ctrl+D on an empty line. Ctrl+C at the prompt
- * exits with 130; Ctrl+Z suspends (fg resumes); Up and Down recall earlier prompts.
+ * exits with 130; Ctrl+Z at the prompt suspends (fg resumes); Up and Down recall earlier prompts.
  *
  * Between prompts, while the caller works on one (a turn, a REPL command), Ctrl+C is sent to this
- * process as SIGINT, which is what the chapters listen for; other keys wait for the next prompt.
+ * process as SIGINT, which is what the chapters listen for; Ctrl+Z is dropped (a job stopped in
+ * the middle of a turn would stop by surprise when it ends); other keys wait for the next prompt,
+ * a line at a time.
  * Why not let the terminal send SIGINT: it would send it to `npx tsx` too, which passes it on unless
  * the program acknowledges it within ~30 ms, and kills the program ~30 ms after that. On a busy
  * machine one press could then arrive twice, or kill the agent. So the terminal stays in raw mode
@@ -101,7 +104,7 @@ export async function* readPrompts(label: string): AsyncGenerator<string> {
   const onKeys = (keys: string) => {
     if (atPrompt) keyboard.write(keys);
     else if (keys.includes('\x03')) process.kill(process.pid, 'SIGINT'); // to this process only
-    else held += keys;
+    else held += keys.replaceAll('\x1a', ''); // Ctrl+Z
   };
   const hungUp = () => keyboard.end(); // the terminal is gone: as Ctrl+D on an empty line
   process.stdin.setRawMode(true);
@@ -110,10 +113,12 @@ export async function* readPrompts(label: string): AsyncGenerator<string> {
   const lines = rl[Symbol.asyncIterator](); // keeps the lines typed (or pasted) ahead
   try {
     for (;;) {
-      rl.prompt();
+      rl.prompt(true); // true: the cursor stays after what is typed already
       atPrompt = true;
-      if (keyboard.writable) keyboard.write(held); // not after hungUp
-      held = '';
+      // One line of what was typed meanwhile (`typed ahead⏎partial`); the rest waits its turn.
+      const ahead = /^[^\r\n]*[\r\n]?/.exec(held)![0];
+      held = held.slice(ahead.length);
+      if (keyboard.writable) keyboard.write(ahead); // not after hungUp
       const { value, done } = await lines.next();
       atPrompt = false;
       if (done) return; // Ctrl+D: the end of input
@@ -128,14 +133,17 @@ export async function* readPrompts(label: string): AsyncGenerator<string> {
   }
 }
 
-/** Ctrl+Z: stop the whole job (under `npx tsx`, tsx too), as the terminal does; then `resumed`. */
+/**
+ * Ctrl+Z: stop the whole job (under `npx tsx`, tsx too), as the terminal does; then `resumed`.
+ * A stop takes effect as the kill returns, so the next line runs once `fg` has resumed the job.
+ * Where nothing could resume it (started by `sh -c` or `script`, PID 1 in a container), the system
+ * drops the stop and no SIGCONT ever comes: the next line runs at once, and the REPL goes on.
+ */
 function suspend(resumed: () => void): void {
   process.stdin.setRawMode(false);
-  process.once('SIGCONT', () => {
-    process.stdin.setRawMode(true);
-    resumed();
-  });
   process.kill(0, 'SIGTSTP'); // 0: this process group
+  process.stdin.setRawMode(true);
+  resumed();
 }
 
 /** Is the module at `url` (pass import.meta.url) the program that was started? */
