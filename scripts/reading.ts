@@ -1,0 +1,165 @@
+/**
+ * npm run reading — how long each README takes to read: the words on its first-read path (what a
+ * reader reads top to bottom without opening anything), the words in its folds (`<details>`
+ * blocks, opened by a click), and the path's reading time. Code quotes count as words too.
+ *
+ *   npm run reading -- --check   also name every README over its limit (exit 1 if any)
+ *   npm run reading -- --write   put the reading times where the READMEs show them: each chapter
+ *                                README's "Reading time" line, and the table of chapters in the
+ *                                top README between <!-- reading:start --> and <!-- reading:end -->
+ *
+ * How words are counted: in English, as `wc -w` counts them. In Chinese, a word is about two
+ * characters: each Han character counts half a word, and any other run of letters or digits a
+ * word. A `<summary>` line (a fold's title) is on the path. Reading time: 230 words a minute,
+ * rounded up. tests/readme-reading.test.ts keeps the figures true and the limits kept.
+ */
+import { existsSync, readdirSync, readFileSync, realpathSync, writeFileSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
+const WORDS_A_MINUTE = 230;
+
+/** The limits, in words: a chapter's path (s01's is shorter), any README with its folds. */
+export const LIMITS = { path: 2_500, firstChapterPath: 2_000, topPath: 1_500, total: 8_000 };
+
+const HAN = /[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]/g;
+
+/** Words in `text`: wc -w's count, where each Han character counts half a word. */
+export function countWords(text: string): number {
+  const han = text.match(HAN)?.length ?? 0;
+  // What is left: runs of anything but white space and Chinese punctuation, each a word.
+  const rest = text.replace(HAN, ' ').split(/[\s\u3000-\u303f\uff00-\uffef]+/).filter(Boolean);
+  return rest.length + Math.round(han / 2);
+}
+
+/** A README split into what is on the path and what is in folds (nested folds included). */
+export function splitPath(markdown: string): { path: string; folds: string } {
+  const text = markdown.replace(/<!--[\s\S]*?-->/g, ' ');
+  let path = '';
+  let folds = '';
+  let depth = 0;
+  // Tags on their own or inside a line; a <summary> stays on the path.
+  for (const part of text.split(/(<details\b[^>]*>|<\/details>|<summary>[\s\S]*?<\/summary>)/)) {
+    if (/^<details\b/.test(part)) depth++;
+    else if (part === '</details>') depth = Math.max(0, depth - 1);
+    else if (part.startsWith('<summary>')) path += ` ${part.replace(/<\/?summary>/g, ' ')} `;
+    else if (depth > 0) folds += part;
+    else path += part;
+  }
+  return { path, folds };
+}
+
+export interface Reading {
+  readme: string; // s01_agent_loop/README.md
+  path: number; // words on the path
+  folds: number; // words in folds
+  minutes: number; // reading time of the path
+  pathLimit: number;
+}
+
+/** The figures for one README. */
+export function measure(root: string, readme: string): Reading {
+  const { path, folds } = splitPath(readFileSync(join(root, readme), 'utf8'));
+  const words = countWords(path);
+  const chapter = dirname(readme);
+  let pathLimit = LIMITS.path;
+  if (chapter === '.') pathLimit = LIMITS.topPath;
+  else if (chapter.startsWith('s01_')) pathLimit = LIMITS.firstChapterPath;
+  const minutes = Math.ceil(words / WORDS_A_MINUTE);
+  return { readme, path: words, folds: countWords(folds), minutes, pathLimit };
+}
+
+/** Every README a reader meets: the top one, shared/'s, each chapter's; English and Chinese. */
+export function readmes(root: string): string[] {
+  const chapters = readdirSync(root).filter((d) => /^s\d\d_/.test(d)).sort();
+  const folders = ['.', 'shared', ...chapters];
+  const names = ['README.md', 'README.zh.md'];
+  return folders.flatMap((f) => names.map((n) => join(f, n))).filter((p) => existsSync(join(root, p)));
+}
+
+/** What is over a limit, in words a reader can act on. */
+export function overLimits(r: Reading): string[] {
+  const problems: string[] = [];
+  if (r.path > r.pathLimit) problems.push(`${r.readme}: ${r.path} words on the path (at most ${r.pathLimit})`);
+  const total = r.path + r.folds;
+  if (total > LIMITS.total) problems.push(`${r.readme}: ${total} words in all (at most ${LIMITS.total})`);
+  return problems;
+}
+
+// ── Where the READMEs show the figures ───────────────────────────────────────────────────────
+// A chapter README: a line that starts "*Reading time: about N minutes" (English) or
+// "*阅读时间：约 N 分钟" (Chinese), under its title.
+export const TIME_LINE = /(\*(?:Reading time: about|阅读时间：约) )(\d+)( (?:minutes?|分钟))/;
+
+export const START = '<!-- reading:start -->';
+export const END = '<!-- reading:end -->';
+
+/** The top README's table of chapters: what each adds and its reading time. */
+export function chapterTable(root: string, language: 'en' | 'zh'): string {
+  const chapters = readdirSync(root).filter((d) => /^s\d\d_/.test(d)).sort();
+  const name = language === 'en' ? 'README.md' : 'README.zh.md';
+  const rows = chapters.map((chapter) => {
+    const readme = join(chapter, name);
+    const text = readFileSync(join(root, readme), 'utf8');
+    const title = /^# (.+)$/m.exec(text)?.[1] ?? chapter;
+    // The motto: the first line in italics under the title that is not the reading time.
+    const motto = /^\*(?!Reading time|阅读时间)([^*].*)\*$/m.exec(text)?.[1] ?? '';
+    const { minutes } = measure(root, readme);
+    const time = language === 'en' ? `${minutes} min` : `${minutes} 分钟`;
+    return `| [${title}](${chapter}/${name}) | ${motto} | ${time} |`;
+  });
+  const head = language === 'en' ? '| Chapter | What it adds | Reading |' : '| 章节 | 它加了什么 | 阅读 |';
+  return [head, '| :-- | :-- | --: |', ...rows].join('\n');
+}
+
+/** The part of `text` between the markers, trimmed, or undefined without them. */
+export function between(text: string): string | undefined {
+  const start = text.indexOf(START);
+  const end = text.indexOf(END, start);
+  if (start === -1 || end === -1) return undefined;
+  return text.slice(start + START.length, end).trim();
+}
+
+function write(root: string): void {
+  for (const readme of readmes(root)) {
+    const file = join(root, readme);
+    const text = readFileSync(file, 'utf8');
+    let next = text.replace(TIME_LINE, (_, a, _n, c) => `${a}${measure(root, readme).minutes}${c}`);
+    if (between(next) !== undefined) {
+      const table = chapterTable(root, readme.endsWith('.zh.md') ? 'zh' : 'en');
+      const start = next.indexOf(START) + START.length;
+      next = `${next.slice(0, start)}\n${table}\n${next.slice(next.indexOf(END, start))}`;
+    }
+    if (next !== text) {
+      writeFileSync(file, next);
+      console.error(`Wrote the reading times into ${readme}.`);
+    }
+  }
+}
+
+function main() {
+  const args = process.argv.slice(2);
+  const unknown = args.find((a) => a !== '--check' && a !== '--write');
+  if (unknown) {
+    console.error(`Unknown argument: ${unknown}\nUsage: npm run reading [-- --check | --write]`);
+    process.exit(2);
+  }
+  if (args.includes('--write')) write(ROOT);
+  const figures = readmes(ROOT).map((readme) => measure(ROOT, readme));
+  console.log('| README | Path (words) | Folds (words) | Reading the path |');
+  console.log('| :-- | --: | --: | --: |');
+  for (const r of figures) console.log(`| ${r.readme} | ${r.path} | ${r.folds} | ${r.minutes} min |`);
+  if (!args.includes('--check')) return;
+  const problems = figures.flatMap(overLimits);
+  if (problems.length === 0) {
+    console.error('\nEvery README is within its limits.');
+    return;
+  }
+  console.error(`\n${problems.length} limit(s) broken:\n${problems.map((p) => `  ${p}`).join('\n')}`);
+  process.exit(1);
+}
+
+// Run only as a script: tests import the functions.
+const self = realpathSync(fileURLToPath(import.meta.url));
+if (process.argv[1] && realpathSync(process.argv[1]) === self) main();
