@@ -110,12 +110,14 @@ export async function agentLoop(messages: MessageParam[], agent: Agent, signal?:
       if (!(await compact(messages, agent, { why, whole: true, signal }))) throw err;
       reply = await streamReply(params(), agent.print, signal);
     }
-    agent.usage.input += reply.usage.input_tokens;
     agent.usage.output += reply.usage.output_tokens;
     // The input grows every round: the whole conversation is sent each time.
     const { input_tokens: input, output_tokens: output } = reply.usage;
     // s05: tokens in and out → s06: also what the cache served and took, and the cost so far.
     const { cache_read_input_tokens: read, cache_creation_input_tokens: written } = reply.usage;
+    // s05: input_tokens → s06: all the model was given (input_tokens is what followed the last
+    // breakpoint; what the cache served and took comes on top).
+    agent.usage.input += input + (read ?? 0) + (written ?? 0);
     const price = cost(MODEL, reply.usage);
     if (agent.spent) agent.spent.dollars += price ?? 0;
     const cache = ` · cache read ${read ?? 0} · written ${written ?? 0}`;

@@ -9,7 +9,7 @@ import { describe, expect, it } from 'vitest';
 import { reply, text, toolUse } from '../shared/fake-anthropic.ts';
 import { loopBehaviours } from './behaviours/loop.ts';
 import { toolBehaviours } from './behaviours/tools.ts';
-import { runChapter, runRepl } from './helpers/run-chapter.ts';
+import { promptOf, runChapter, runRepl } from './helpers/run-chapter.ts';
 import { addSessions } from './helpers/sessions.ts';
 
 loopBehaviours('s06', {
@@ -335,3 +335,28 @@ describe.concurrent('s06: sessions', () => {
 
 jobBehaviours('s06', { ctrlC: 'cancels the turn' });
 endTurnBehaviours('s06', { subagent: true });
+
+describe('s06: the sub-agent’s usage line', () => {
+  it('counts all the sub-agent was given, what the cache served and took included', async () => {
+    const task = 'Count the files.';
+    let child = 0;
+    const run = await runChapter('s06', {
+      args: ['-p', 'how many files?'],
+      respond: (body: any) => {
+        if (promptOf(body.messages[0]) === task) {
+          // Three rounds: the prompt grows past what the model caches at the least (1,024 tokens).
+          return ++child < 3 ? reply(toolUse('bash', { command: 'seq 1 200' })) : reply(text('REPORT: 0 files'));
+        }
+        if (!JSON.stringify(body.messages.at(-1)).includes('tool_result')) return reply(toolUse('agent', { task }));
+        return reply(text('Parent is done.'));
+      },
+    });
+    expect(run.code, run.stderr).toBe(0);
+    const children = run.requests.filter((r) => promptOf(r.body.messages[0]) === task);
+    const given = children.reduce((sum, r) => sum + r.inputTokens, 0);
+    const cached = children.reduce((sum, r) => sum + (r.usage?.cache_creation_input_tokens ?? 0), 0);
+    expect(cached, 'the sub-agent’s prompt is cached, so input_tokens alone is not all it was given').toBeGreaterThan(0);
+    const shown = Number(/sub-agent used (\d+) input/.exec(run.stderr)?.[1]);
+    expect(shown, `input, cache reads and cache writes of its ${children.length} requests`).toBe(given);
+  });
+});
