@@ -168,7 +168,10 @@ function describeResults(results: Block[], messages: { role: string; content: un
   for (const m of messages) for (const b of blocks(m.content)) if (b.type === 'tool_use') uses.set(b.id, b);
   const parts = results.map((r) => {
     const use = uses.get(r.tool_use_id);
-    const label = use ? `${use.name}(${JSON.stringify(use.input).slice(0, 60)})` : 'a tool';
+    // A long input is cut between characters, and the cut is marked: `{"new_string":"…` is no value.
+    const input = [...JSON.stringify(use?.input ?? {})];
+    const shortened = input.length > 60 ? `${input.slice(0, 60).join('')}…` : input.join('');
+    const label = use ? `${use.name}(${shortened})` : 'a tool';
     const out = typeof r.content === 'string' ? r.content : textOf(r.content ?? []);
     const lines = out.split('\n');
     const shown = lines.slice(0, 8).map((l) => `  ${l.slice(0, 160)}`).join('\n');
