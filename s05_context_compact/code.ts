@@ -2,7 +2,7 @@
  * s05 · Context compaction — s04, plus three tiers that keep the conversation inside the context
  * window: placeholders for old tool results on every request, a summary (with the full text saved
  * first) when the context gets too big, and a `compact` tool and /compact for when the model or you
- * ask. Try it small: CONTEXT_WINDOW=20000 npx tsx s05_context_compact/code.ts
+ * ask. Try it small: CONTEXT_WINDOW=18000 npx tsx s05_context_compact/code.ts
  *
  * Files, in reading order. New in s05: compact.ts. Changed to wire it in: code.ts, session.ts,
  * subagent.ts. The others are s04's, unchanged. The lesson: npm run diff s04 s05

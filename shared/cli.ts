@@ -21,8 +21,8 @@ type Values<F extends Flags> = { [K in keyof F]?: Value<F[K]> };
 
 // What -h adds to every chapter's usage: how to leave the REPL (readPrompts, below), and what every
 // chapter reads from the environment or from .env. A chapter's own are in its USAGE.
-const COMMON_HELP = `  --trace[=<file>]     record every API request and reply for: npm run inspect
-In the REPL: exit, quit, q, /exit, /quit or Ctrl+D (on an empty line) leaves. Ctrl+Z at the
+const TRACE_HELP = '  --trace[=<file>]     record every API request and reply for: npm run inspect';
+const COMMON_HELP = `In the REPL: exit, quit, q, /exit, /quit or Ctrl+D (on an empty line) leaves. Ctrl+Z at the
 prompt suspends (fg resumes); during a turn it is ignored.
 Environment (or .env):
   ANTHROPIC_API_KEY    your key (or ANTHROPIC_AUTH_TOKEN); none: the offline demo model answers
@@ -59,7 +59,10 @@ export function parseFlags<const F extends Flags>(flags: F, usage: string): Valu
   const chapter = /(s\d\d\w*)\/code\.ts/.exec(usage)?.[1] ?? 'agent'; // the usage names it
   if (!values.help && values.trace !== undefined) startTrace(values.trace.trim(), chapter);
   if (!values.help) return values;
-  console.log(`${usage}\n${COMMON_HELP}`);
+  // --trace goes with the chapter's own options: after the last of them.
+  const lines = usage.split('\n');
+  lines.splice(lines.findLastIndex((line) => /^ {2}-/.test(line)) + 1, 0, TRACE_HELP);
+  console.log(`${lines.join('\n')}\n${COMMON_HELP}`);
   return undefined;
 }
 

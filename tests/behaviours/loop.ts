@@ -413,6 +413,11 @@ export function loopBehaviours(chapter: string, options: LoopOptions) {
       const help = await runChapter(chapter, { args: ['-h'] });
       expect(help.code).toBe(0);
       for (const name of taken) expect(help.stdout, `-h must name ${name} (USAGE in code.ts, or shared/cli.ts)`).toContain(name);
+      // The options are one list: --trace (every chapter's, from shared/cli.ts) is the last of them.
+      const lines = help.stdout.split('\n');
+      const lastOption = lines.findLastIndex((line) => /^ {2}-/.test(line));
+      expect(lines[lastOption], 'the options end with --trace, before the exit codes').toMatch(/^ {2}--trace/);
+      expect(lines.slice(0, lastOption).some((line) => line.startsWith('Exit codes')), 'no exit codes amid the options').toBe(false);
     });
 
     plumbingIt('prints usage for --help, and refuses an unknown flag or a missing prompt with exit 2', async () => {
