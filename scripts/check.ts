@@ -1,13 +1,15 @@
 /**
  * npm run check s01 — check your exercise solutions for one chapter.
  * Runs each exercise's check against that chapter's code.ts, as you have changed it.
- * Exit codes: 0 all pass, 1 a check fails or code.ts does not compile, 2 usage.
+ * Exit codes: 0 all pass, 1 a check fails, or the chapter does not compile or has a type error;
+ * 2 usage.
  */
 import { existsSync } from 'node:fs';
 import { dirname, join, relative } from 'node:path';
 import { loadChecks } from '../tests/helpers/exercises.ts';
 import { BundleError, bundleChapter } from '../tests/helpers/bundle.ts';
 import { REPO, chapterCode, chapters, cleanupTemp } from '../tests/helpers/run-chapter.ts';
+import { typeErrors } from '../tests/helpers/typecheck.ts';
 
 const chapter = process.argv[2];
 const withExercises = chapters().filter((d) => existsSync(join(REPO, d, 'exercises', 'checks.ts')));
@@ -34,6 +36,16 @@ try {
 } catch (err) {
   if (!(err instanceof BundleError)) throw err;
   console.error(`${err.message}\n\nFix this first: no exercise check can run until ${relative(REPO, code)} compiles.`);
+  process.exit(1);
+}
+
+// Then the types: esbuild only strips them, so a string where a number is declared would run, and
+// fail later in some other way.
+const typeProblems = typeErrors(dirname(code));
+if (typeProblems) {
+  const where = relative(REPO, dirname(code));
+  const first = 'Fix this first: no exercise check runs until they are gone.';
+  console.error(`${where} has type errors:\n\n${typeProblems}\n\n${first}`);
   process.exit(1);
 }
 

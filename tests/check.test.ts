@@ -1,0 +1,31 @@
+/**
+ * `npm run check sNN` as a reader runs it on a chapter they have changed: a type error is reported
+ * as one, with its file, line and code, before any exercise check runs (esbuild, which runs the
+ * chapter, only strips types). The reader's repo is a copy here, so the real chapter stays as it is.
+ */
+import { spawnSync } from 'node:child_process';
+import { cpSync, mkdtempSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { expect, it } from 'vitest';
+import { REPO } from './helpers/run-chapter.ts';
+
+it('npm run check reports a type error in the chapter (file, line, the code), and runs no check', () => {
+  const copy = mkdtempSync(join(tmpdir(), 'lah-check-'));
+  for (const name of ['package.json', 'tsconfig.json', 'scripts', 'tests', 's05_context_compact']) {
+    cpSync(join(REPO, name), join(copy, name), { recursive: true });
+  }
+  for (const name of ['node_modules', 'shared']) symlinkSync(join(REPO, name), join(copy, name));
+  // The reader's change: a string where a number is declared. It compiles with esbuild.
+  const code = join(copy, 's05_context_compact', 'code.ts');
+  const changed = readFileSync(code, 'utf8').replace(/^const MAX_ROUNDS = 30;/m, "const MAX_ROUNDS: number = '30';");
+  expect(changed, 'the test found the line to change').toContain("MAX_ROUNDS: number = '30'");
+  writeFileSync(code, changed);
+
+  const run = spawnSync(join(REPO, 'node_modules', '.bin', 'tsx'), ['scripts/check.ts', 's05'], { cwd: copy, encoding: 'utf8' });
+  expect(run.status, 'a type error fails the check').toBe(1);
+  const line = changed.split('\n').findIndex((l) => l.includes("MAX_ROUNDS: number = '30'")) + 1;
+  expect(run.stderr, 'where it is, and what is wrong').toContain(`s05_context_compact/code.ts:${line}:7: error TS2322: Type 'string' is not assignable to type 'number'.`);
+  expect(run.stderr, 'and the line itself').toContain(`${line} │ const MAX_ROUNDS: number = '30';`);
+  expect(run.stdout, 'no exercise check ran').not.toMatch(/passed|failed/);
+});
