@@ -4,9 +4,9 @@
  * blocks, opened by a click), and the path's reading time. Code quotes count as words too.
  *
  *   npm run reading -- --check   also name every README over its limit (exit 1 if any)
- *   npm run reading -- --write   put the reading times where the READMEs show them: each chapter
- *                                README's "Reading time" line, and the table of chapters in the
- *                                top README between <!-- reading:start --> and <!-- reading:end -->
+ *   npm run reading -- --write   put the reading times where the READMEs show them: each
+ *                                README's "Reading time" line, and the top README's table of
+ *                                chapters (its last column)
  *
  * How words are counted: in English, as `wc -w` counts them. In Chinese, a word is about two
  * characters: each Han character counts half a word, and any other run of letters or digits a
@@ -14,7 +14,7 @@
  * rounded up. tests/readme-reading.test.ts keeps the figures true and the limits kept.
  */
 import { existsSync, readdirSync, readFileSync, realpathSync, writeFileSync } from 'node:fs';
-import { dirname, join, resolve } from 'node:path';
+import { basename, dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
@@ -92,45 +92,29 @@ export function overLimits(r: Reading): string[] {
 // "*阅读时间：约 N 分钟" (Chinese), under its title.
 export const TIME_LINE = /(\*(?:Reading time: about|阅读时间：约) )(\d+)( (?:minutes?|分钟))/;
 
-export const START = '<!-- reading:start -->';
-export const END = '<!-- reading:end -->';
+/**
+ * A row of the top README's table of chapters that ends with the chapter's reading time:
+ *   | [s01_agent_loop](s01_agent_loop/) | The loop: … | 9 min |      (Chinese: `| 9 分钟 |`)
+ */
+export const CHAPTER_ROW = /^(\| \[(s\d\d_\w+)\]\(.*\| )(\d+)( (?:min|分钟) \|)$/gm;
 
-/** The top README's table of chapters: what each adds and its reading time. */
-export function chapterTable(root: string, language: 'en' | 'zh'): string {
-  const chapters = readdirSync(root).filter((d) => /^s\d\d_/.test(d)).sort();
-  const name = language === 'en' ? 'README.md' : 'README.zh.md';
-  const rows = chapters.map((chapter) => {
-    const readme = join(chapter, name);
-    const text = readFileSync(join(root, readme), 'utf8');
-    const title = /^# (.+)$/m.exec(text)?.[1] ?? chapter;
-    // The motto: the first line in italics under the title that is not the reading time.
-    const motto = /^\*(?!Reading time|阅读时间)([^*].*)\*$/m.exec(text)?.[1] ?? '';
-    const { minutes } = measure(root, readme);
-    const time = language === 'en' ? `${minutes} min` : `${minutes} 分钟`;
-    return `| [${title}](${chapter}/${name}) | ${motto} | ${time} |`;
-  });
-  const head = language === 'en' ? '| Chapter | What it adds | Reading |' : '| 章节 | 它加了什么 | 阅读 |';
-  return [head, '| :-- | :-- | --: |', ...rows].join('\n');
-}
-
-/** The part of `text` between the markers, trimmed, or undefined without them. */
-export function between(text: string): string | undefined {
-  const start = text.indexOf(START);
-  const end = text.indexOf(END, start);
-  if (start === -1 || end === -1) return undefined;
-  return text.slice(start + START.length, end).trim();
+/** The README with every reading time it shows set to what `measure` says. */
+export function withReadingTimes(root: string, readme: string, text: string): string {
+  const zh = readme.endsWith('.zh.md');
+  const minutesOf = (chapter: string) => measure(root, join(chapter, basename(readme))).minutes;
+  return text
+    .replace(TIME_LINE, (_, a, _n, c) => `${a}${measure(root, readme).minutes}${c}`)
+    .replace(CHAPTER_ROW, (row, a, chapter, _n, c) => {
+      const chapterReadme = join(root, chapter, zh ? 'README.zh.md' : 'README.md');
+      return existsSync(chapterReadme) ? `${a}${minutesOf(chapter)}${c}` : row;
+    });
 }
 
 function write(root: string): void {
   for (const readme of readmes(root)) {
     const file = join(root, readme);
     const text = readFileSync(file, 'utf8');
-    let next = text.replace(TIME_LINE, (_, a, _n, c) => `${a}${measure(root, readme).minutes}${c}`);
-    if (between(next) !== undefined) {
-      const table = chapterTable(root, readme.endsWith('.zh.md') ? 'zh' : 'en');
-      const start = next.indexOf(START) + START.length;
-      next = `${next.slice(0, start)}\n${table}\n${next.slice(next.indexOf(END, start))}`;
-    }
+    const next = withReadingTimes(root, readme, text);
     if (next !== text) {
       writeFileSync(file, next);
       console.error(`Wrote the reading times into ${readme}.`);
