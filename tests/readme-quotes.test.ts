@@ -1,8 +1,8 @@
 /**
  * Every ```ts block in a chapter's README (and README.zh.md) must be a quote of one of that
  * chapter's .ts files (its exercises/ aside) or of one of the shared runtime files (shared/*.ts
- * without the fake API and the offline model), so the docs cannot drift from the code. s01's
- * README tours the runtime and quotes shared/; the later chapters quote their own mechanism files.
+ * without the fake API and the offline model), so the docs cannot drift from the code; and every
+ * block in shared/README.md (the runtime's tour) a quote of a file of shared/.
  * Indentation and blank lines are ignored; a line that is only `// ...` marks an elision: the
  * pieces around it must appear in that one file, in that order.
  *
@@ -17,8 +17,9 @@ import { maintainerSkip } from './helpers/committed.ts';
 import { runtimeFiles } from './helpers/layout.ts';
 import { REPO } from './helpers/run-chapter.ts';
 
+// Each chapter's README, and shared/'s (the runtime's tour, which quotes shared/*.ts).
 const chapters = readdirSync(REPO).filter((d) => {
-  return /^s\d\d_/.test(d) && existsSync(join(REPO, d, 'README.md'));
+  return (/^s\d\d_/.test(d) || d === 'shared') && existsSync(join(REPO, d, 'README.md'));
 });
 // The shared runtime, as a chapter folder sees it: ../shared/client.ts…
 const runtime = runtimeFiles(REPO).map((file) => `../shared/${file}`);
@@ -75,7 +76,7 @@ describe.each(readmes)('%s/%s quotes its .ts files', (chapter, name) => {
     .filter((f) => f.endsWith('.ts') && !f.startsWith('.'))
     .sort();
   // Named from the repo's root, as the failure shows them: s01_agent_loop/code.ts, shared/cli.ts.
-  const files = [...own, ...runtime].map((f) => posix.join(chapter, f));
+  const files = [...own, ...(chapter === 'shared' ? [] : runtime)].map((f) => posix.join(chapter, f));
   const code = files.map((file) => {
     return { file, lines: norm(readFileSync(join(REPO, file), 'utf8')) };
   });

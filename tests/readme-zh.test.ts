@@ -15,7 +15,8 @@ import { describe, expect, it } from 'vitest';
 import { maintainerSkip } from './helpers/committed.ts';
 import { REPO, chapters } from './helpers/run-chapter.ts';
 
-const folders = ['.', ...chapters()];
+// The top README, the runtime's tour in shared/, and every chapter's.
+const folders = ['.', ...(existsSync(join(REPO, 'shared', 'README.md')) ? ['shared'] : []), ...chapters()];
 
 interface Section {
   heading: string; // as written, in its own language
