@@ -138,9 +138,8 @@ export async function* readPrompts(label: string): AsyncGenerator<string> {
 
 /**
  * Ctrl+Z: stop the whole job (under `npx tsx`, tsx too), as the terminal does; then `resumed`.
- * A stop takes effect as the kill returns, so the next line runs once `fg` has resumed the job.
- * Where nothing could resume it (started by `sh -c` or `script`, PID 1 in a container), the system
- * drops the stop and no SIGCONT ever comes: the next line runs at once, and the REPL goes on.
+ * The stop takes effect as the kill returns, so the next line runs once `fg` resumes the job, or
+ * at once where the system drops the stop (nothing could resume it: `sh -c`, `script`, PID 1).
  */
 function suspend(resumed: () => void): void {
   process.stdin.setRawMode(false);

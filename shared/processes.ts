@@ -1,12 +1,8 @@
 /**
  * Child processes that never outlive the agent (s01–s06; shared runtime, not a chapter's
- * mechanism).
- *
- * Each command runs in its own process group, so it can be killed together with everything it
- * started. A group is kept until it is empty, also after its command has exited: a job the command
- * left running in the background (`npm run dev > dev.log 2>&1 &`) is still in it. Whatever is left
- * is killed however the agent exits. (A command that makes a session of its own, `setsid`, leaves
- * the group, and is out of reach.)
+ * mechanism). Each command runs in its own process group, kept until it is empty: a job the
+ * command left in the background (`npm run dev > dev.log 2>&1 &`) is still in it. Whatever is left
+ * is killed however the agent exits. (`setsid` makes a session of its own, out of reach.)
  */
 import { spawn, spawnSync } from 'node:child_process';
 import { once } from 'node:events';
@@ -34,11 +30,8 @@ function isEmpty(pgid: number): boolean {
   }
 }
 
-/**
- * Is a process of this group still at work? A process that has ended but not been reaped yet (a
- * zombie) is still in its group for the system, but not here: where nothing reaps orphans (in a
- * container without an init), it would otherwise look alive for good.
- */
+// Is a process of this group still at work? An ended one not reaped yet (a zombie) is not: where
+// nothing reaps orphans (a container without an init), it would otherwise look alive for good.
 function isRunning(pgid: number): boolean {
   if (isEmpty(pgid)) return false;
   const ps = spawnSync('ps', ['-A', '-o', 'pgid=,stat='], { encoding: 'utf8' });
