@@ -16,11 +16,15 @@
  *
  *   npm run bench:inspect            the figures; the temporary folder goes
  *   npm run bench:inspect -- --keep  the figures; the trace and its page stay (paths printed)
+ *   npm run bench:inspect -- --large instead: a 600 MB trace, past the longest string Node can
+ *                                    make (512 MB), and what inspect makes of it (see largeTrace)
  *
  * A measuring tool, not a test: it prints figures and asserts nothing.
  */
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { closeSync, existsSync, mkdtempSync, openSync, readFileSync, rmSync, statSync }
+  from 'node:fs';
+import { writeSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -274,7 +278,91 @@ async function inBrowser(file: string, made: Made): Promise<Figure[]> {
   ];
 }
 
+// ── --large: a trace larger than a string can be ───────────────────────────────────────────────
+const LARGE_BYTES = 600e6;
+const LARGE_WINDOW_CHARS = 700_000; // about 175,000 tokens: a session near a 200K window
+
+/**
+ * A synthetic trace of 600 MB, shaped like a long s05/s06 session near a 200K window: each request
+ * sends the whole conversation again, which grows by a tool call and its 3.5 KB result a request
+ * until a compaction starts it again from a summary. About 1,700 requests. Written a line at a
+ * time, never as one string. Then inspect() makes its page, in this process, to see its peak
+ * memory (the command's main() calls the same function).
+ */
+async function largeTrace(folder: string): Promise<Figure[]> {
+  const file = join(folder, 'large.jsonl');
+  const fd = openSync(file, 'w', 0o600);
+  const T0 = Date.parse('2026-11-24T10:00:00Z');
+  const header = { type: 'trace', version: 1, run: 'large', chapter: 's05_context_compact',
+    workspace: '/bench', started: new Date(T0).toISOString() };
+  const start = [JSON.stringify({ role: 'user', content: 'go through the counts' })];
+  let [written, n, size, compactions] = [writeSync(fd, `${JSON.stringify(header)}\n`), 0, 0, 0];
+  let messages = [...start];
+  const made = performance.now();
+  try {
+    while (written < LARGE_BYTES) {
+      n++;
+      const id = `toolu_large_${n}`;
+      const command = `seq ${n} ${n + 699}`;
+      const call = { type: 'tool_use', id, name: 'bash', input: { command } };
+      const response = { id: `msg_${n}`, type: 'message', role: 'assistant', content: [call],
+        stop_reason: 'tool_use', usage: { input_tokens: 30 + Math.round(size / 4),
+          output_tokens: 40, cache_read_input_tokens: 0, cache_creation_input_tokens: 0 } };
+      const sent = T0 + n * 2000;
+      const times = { sent, firstByte: sent + 300, done: sent + 900 };
+      const body = `{"model":"claude-sonnet-5-5","max_tokens":8000,"stream":true,` +
+        `"system":"You are a coding agent.","messages":[${messages.join(',')}]}`;
+      written += writeSync(fd, `{"type":"exchange","run":"large","n":${n},"agent":"main",` +
+        `"method":"POST","path":"/v1/messages","try":1,"request":${body},"status":200,` +
+        `"response":${JSON.stringify(response)},"times":${JSON.stringify(times)}}\n`);
+      const output = Array.from({ length: 700 }, (_, i) => n + i).join('\n');
+      const added = [JSON.stringify({ role: 'assistant', content: [call] }), JSON.stringify(
+        { role: 'user', content: [{ type: 'tool_result', tool_use_id: id, content: output }] })];
+      messages.push(...added);
+      size += added.join('').length;
+      if (size > LARGE_WINDOW_CHARS) { // a compaction: a summary, and the conversation again
+        compactions++;
+        const summary = `[Earlier conversation, compacted. ${n} requests so far.]`;
+        messages = [JSON.stringify({ role: 'user', content: summary }), ...start];
+        size = 0;
+      }
+    }
+  } finally {
+    closeSync(fd);
+  }
+  const figures: Figure[] = [
+    ['trace size', mb(statSync(file).size), '> 512 MB'],
+    ['  requests / compactions', `${fmt(n)} / ${compactions}`, ''],
+    ['  time to write it', `${seconds(made).toFixed(1)} s`, ''],
+  ];
+  const { inspect } = await import('./inspect.ts');
+  const before = performance.now();
+  const outcome = inspect([file], REPO);
+  const took = seconds(before);
+  figures.push(['inspect: exit code', String(outcome.code), mark(outcome.code === 0, '0')]);
+  if (outcome.code !== 0) figures.push(['  it said', outcome.stderr.slice(0, 120), '']);
+  else figures.push(['  page size', mb(statSync(outcome.stdout).size), '']);
+  figures.push(['  time', `${took.toFixed(1)} s`, '']);
+  const peak = process.resourceUsage().maxRSS * 1024; // bytes (maxRSS is in KB)
+  figures.push(['  peak memory of this process (RSS)', mb(peak), mark(peak < 2e9, '< 2 GB')]);
+  return figures;
+}
+
 // ── Main ────────────────────────────────────────────────────────────────────────────────────────
+if (process.argv.includes('--large')) {
+  const folder = mkdtempSync(join(tmpdir(), 'lah-bench-inspect-large-'));
+  console.log(`bench:inspect --large: a ${mb(LARGE_BYTES)} synthetic trace, and its page`);
+  try {
+    const figures = await largeTrace(folder);
+    for (const [name, value, target] of figures) {
+      console.log(`  ${name.padEnd(40)}${value.padStart(24)}  ${target}`);
+    }
+  } finally {
+    rmSync(folder, { recursive: true, force: true });
+  }
+  process.exit(0);
+}
+
 const folder = mkdtempSync(join(tmpdir(), 'lah-bench-inspect-'));
 const trace = join(folder, 'trace.jsonl'); // inspect writes trace.html beside it
 const figures: Figure[] = [];

@@ -6,10 +6,14 @@
  *   npm run inspect -- /path/to/trace.jsonl  that trace
  *
  * Prints the page's path on stdout (open it in a browser; it loads nothing from the network) and
- * how long it took on stderr. Exit 2, with one line saying why: no trace, or not a trace.
+ * how long it took on stderr. Exit 2, with one line saying why: no trace, or not a trace. The
+ * trace is read a line at a time (traceLines): it may be larger than any string, as a long run's
+ * is; only the page has to fit.
  */
-import { readdirSync, readFileSync, realpathSync, renameSync, rmSync, statSync } from 'node:fs';
-import { writeFileSync } from 'node:fs';
+import { constants } from 'node:buffer';
+import { closeSync, openSync, readdirSync, readSync, realpathSync, renameSync, rmSync }
+  from 'node:fs';
+import { statSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { traceFolder } from '../shared/trace.ts'; // where --trace writes them
@@ -73,19 +77,18 @@ export function inspect(args: string[], from: string): Outcome {
   }
 
   const started = performance.now();
-  let text: string;
-  try {
-    text = readFileSync(trace, 'utf8');
-  } catch (err) {
-    const missing = (err as NodeJS.ErrnoException).code === 'ENOENT';
-    const why = missing ? 'no such file' : (err as Error).message;
-    return fail(2, `inspect: cannot read ${trace}: ${why}`);
-  }
   let html: string;
   try {
-    html = renderPage(text);
+    html = renderPage(traceLines(trace));
   } catch (err) {
     if (err instanceof NotATraceError) return fail(2, `inspect: ${trace} is ${err.message}`);
+    if (err instanceof UnreadableError) {
+      return fail(2, `inspect: cannot read ${trace}: ${err.message}`);
+    }
+    // The page itself past the longest string Node can make: it cannot be written.
+    if (err instanceof RangeError && /string longer than/.test(err.message)) {
+      return fail(1, `inspect: the page of ${trace} would be too large to write: ${err.message}`);
+    }
     throw err; // a bug of the page's, not of the trace: with its stack trace
   }
   const page = pagePath(trace);
@@ -97,6 +100,72 @@ export function inspect(args: string[], from: string): Outcome {
   const took = Math.round(performance.now() - started);
   const size = `${(Buffer.byteLength(html) / 1e6).toFixed(2)} MB`;
   return { code: 0, stdout: page, stderr: `inspect: ${size} page written in ${took} ms` };
+}
+
+class UnreadableError extends Error {}
+
+// The longest line read: longer, it could not be made a string (the limit is 2^29 - 24
+// characters, about 512 MB), so it is replaced by a line that says so.
+const LONGEST_LINE = constants.MAX_STRING_LENGTH;
+const CHUNK = 1 << 20; // bytes read at a time
+
+/**
+ * The lines of a file, read a megabyte at a time: a long run's trace can be larger than the
+ * longest string Node can make, and only what the page shows has to fit in memory. A line is cut
+ * at the byte \n, which never occurs inside a UTF-8 character, so each decodes whole. A line
+ * longer than `longest` bytes is given as `(a line of more than … bytes, not read)`: not JSON,
+ * so the page counts it as skipped.
+ */
+export function* traceLines(file: string, options: { longest?: number } = {}): Generator<string> {
+  const longest = options.longest ?? LONGEST_LINE;
+  let fd: number;
+  try {
+    fd = openSync(file, 'r');
+  } catch (err) {
+    const missing = (err as NodeJS.ErrnoException).code === 'ENOENT';
+    throw new UnreadableError(missing ? 'no such file' : (err as Error).message);
+  }
+  try {
+    const chunk = Buffer.alloc(CHUNK);
+    let pieces: Buffer[] = []; // the line so far, when it began in an earlier chunk
+    let size = 0;
+    let tooLong = false;
+    const line = (): string => {
+      const text = tooLong ? `(a line of more than ${longest.toLocaleString('en-US')} bytes, ` +
+        'not read)' : Buffer.concat(pieces, size).toString('utf8');
+      [pieces, size, tooLong] = [[], 0, false];
+      return text;
+    };
+    const add = (piece: Buffer) => {
+      if (size + piece.length > longest) [pieces, tooLong] = [[], true];
+      if (!tooLong) pieces.push(Buffer.from(piece)); // a copy: the chunk is read into again
+      size += piece.length;
+    };
+    for (;;) {
+      let read: number;
+      try {
+        read = readSync(fd, chunk, 0, CHUNK, null);
+      } catch (err) {
+        throw new UnreadableError((err as Error).message); // a folder, say
+      }
+      if (read === 0) break;
+      const data = chunk.subarray(0, read);
+      let start = 0;
+      for (let end = data.indexOf(10); end !== -1; end = data.indexOf(10, start)) {
+        // Most lines begin and end in one chunk: decoded from it, with no copy.
+        if (size === 0 && end - start <= longest) yield data.toString('utf8', start, end);
+        else {
+          add(data.subarray(start, end));
+          yield line();
+        }
+        start = end + 1;
+      }
+      add(data.subarray(start));
+    }
+    if (size > 0) yield line(); // the last line, with no \n after it
+  } finally {
+    closeSync(fd);
+  }
 }
 
 /**

@@ -10,7 +10,7 @@ import Anthropic, { type Middleware } from '@anthropic-ai/sdk';
 import 'dotenv/config';
 import { startOfflineModel } from './offline-model.ts';
 import { DIM, paint } from './terminal.ts';
-import { traceExchanges } from './trace.ts';
+import { traceExchanges, withoutPasswords } from './trace.ts';
 
 const API_KEY = process.env.ANTHROPIC_API_KEY || process.env.ANTHROPIC_AUTH_TOKEN; // '' is no key
 const BASE_URL = process.env.ANTHROPIC_BASE_URL || undefined;
@@ -76,15 +76,21 @@ export const client = new Anthropic({
 
 /** One readable line for a failed API call; no stack trace for failures we expect. */
 export function describeError(err: unknown): string {
+  // A base URL can hold a password (http://me:pw@host), and fetch's errors name the URL.
+  return withoutPasswords(describeFailure(err), client.baseURL);
+}
+
+function describeFailure(err: unknown): string {
   if (err instanceof Anthropic.APIConnectionTimeoutError) {
     const tries = `${client.maxRetries + 1} tries`;
     return `API error: no response from ${client.baseURL} within ${TIMEOUT_SECONDS} s (${tries}).`;
   }
   if (err instanceof Anthropic.APIConnectionError) {
-    // fetch reports "fetch failed"; the reason (ECONNREFUSED, ENOTFOUND…) is the cause of that.
-    type Cause = { cause?: { code?: string; message?: string } } | undefined;
-    const reason = (err.cause as Cause)?.cause;
-    const why = reason?.code ?? reason?.message ?? err.message;
+    // fetch reports "fetch failed"; the reason (ECONNREFUSED, ENOTFOUND…) is the cause of that. A
+    // URL fetch refuses outright (one with a password in it) is the cause itself.
+    type Cause = { message?: string; cause?: { code?: string; message?: string } } | undefined;
+    const cause = err.cause as Cause;
+    const why = cause?.cause?.code ?? cause?.cause?.message ?? cause?.message ?? err.message;
     const check = 'Check ANTHROPIC_BASE_URL and your network.';
     return `API error: could not reach ${client.baseURL} (${why}). ${check}`;
   }

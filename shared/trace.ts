@@ -8,21 +8,25 @@
  * own. The default file is in ~/.learn-agent-harness/traces/<workspace>-<hash>/, the folder where
  * `npm run inspect` looks for the newest one:
  *
- *   {"type":"trace","version":1,"chapter":"s05_context_compact","workspace":"/home/me/app",…}
- *   {"type":"exchange","n":1,"agent":"main","method":"POST","path":"/v1/messages","try":1,
- *    "request":{…},"status":200,"response":{…},"times":{"sent":…,"firstByte":…,"done":…}}
- *   {"type":"event","event":"compaction","at":…,"agent":"main","tier":2,"why":"auto",…}
+ *   {"type":"trace","version":1,"run":"3f9c0a1b2c4d","chapter":"s05_context_compact",…}
+ *   {"type":"exchange","run":"3f9c0a1b2c4d","n":1,"agent":"main","method":"POST",
+ *    "path":"/v1/messages","try":1,"request":{…},"status":200,"response":{…},
+ *    "times":{"sent":…,"firstByte":…,"done":…}}
+ *   {"type":"event","run":"3f9c0a1b2c4d","event":"compaction","at":…,"why":"auto",…}
  *
- * Headers are never written, so neither is the API key; the file is 0600 and its folder 0700. A
- * trace that cannot be written costs one warning, never a turn.
+ * Every line names its run: --trace=<file> appends, and two runs can write one file at once.
+ * Headers are never written, so neither is the API key, and a URL's user and password never are;
+ * the file is 0600 and its folder 0700. A trace that cannot be written, or a file that is not a
+ * plain file of yours, costs one warning, never a turn.
  */
 import { APIError, type Middleware } from '@anthropic-ai/sdk';
 import { MessageStream } from '@anthropic-ai/sdk/lib/MessageStream';
 import type { Stream } from '@anthropic-ai/sdk/core/streaming';
 import type { RawMessageStreamEvent } from '@anthropic-ai/sdk/resources';
 import { AsyncLocalStorage } from 'node:async_hooks';
-import { createHash } from 'node:crypto';
-import { appendFileSync, chmodSync, mkdirSync, realpathSync } from 'node:fs';
+import { createHash, randomBytes } from 'node:crypto';
+import { chmodSync, closeSync, constants, fchmodSync, fstatSync, lstatSync, mkdirSync, openSync,
+  realpathSync, writeSync, type Stats } from 'node:fs';
 import os from 'node:os';
 import { basename, dirname, join, resolve } from 'node:path';
 import { DIM, paint, YELLOW } from './terminal.ts';
@@ -36,19 +40,38 @@ export function traceFolder(workspace: string): string {
   return join(os.homedir(), '.learn-agent-harness', 'traces', `${basename(root)}-${hash}`);
 }
 
-const trace = { file: '', sent: 0, broken: false }; // the file, exchanges so far, a failed write
+// The file and its descriptor, this run's id, exchanges so far, and whether tracing has stopped.
+const trace = { file: '', fd: -1, run: '', sent: 0, broken: false };
 const agents = new AsyncLocalStorage<string>(); // which agent the code running now works for
 
 /** One line, appended now (synchronously: the program may exit right after). */
 function write(line: object): void {
-  if (!trace.file || trace.broken) return;
+  if (trace.fd === -1 || trace.broken) return;
   try {
-    appendFileSync(trace.file, `${JSON.stringify(line)}\n`, { mode: 0o600 });
+    // The whole line in one write() (a regular file takes it whole) to a file opened for
+    // appending: runs sharing the file never tear each other's lines.
+    const bytes = Buffer.from(`${JSON.stringify(line)}\n`);
+    for (let done = 0; done < bytes.length;) done += writeSync(trace.fd, bytes, done);
   } catch (err) {
-    trace.broken = true; // one warning, then the run goes on without a trace
-    const why = (err as Error).message;
-    console.error(paint(YELLOW, `(the trace could not be written: ${why}; no more tracing)`));
+    stopTracing(`the trace could not be written: ${(err as Error).message}; no more tracing`);
   }
+}
+
+/** One warning, then the run goes on without a trace. */
+function stopTracing(why: string): void {
+  trace.broken = true;
+  console.error(paint(YELLOW, `(${why})`));
+}
+
+/**
+ * A text with no URL's user name and password in it (an error from fetch names the URL it was
+ * given): `http://me:pw@host/v1` → `http://***@host/v1`. The userinfo ends at the last @ before
+ * the end of the host (a slash, ?, # or a backslash), as URL parsers read it. `url`, a URL as it
+ * was written (ANTHROPIC_BASE_URL), is found as written: its password may hold a space.
+ */
+export function withoutPasswords(text: string, url?: string): string {
+  const masked = url ? text.replaceAll(url, url.replace(/^([^:]*:\/\/).*@/s, '$1***@')) : text;
+  return masked.replace(/\b([a-z][a-z\d+.-]*:\/\/)[^\s/?#\\]*@/gi, '$1***@');
 }
 
 /**
@@ -60,16 +83,61 @@ export function startTrace(file: string, chapter: string): void {
   const stamp = started.replace(/[:.]/g, '-');
   const folder = traceFolder(process.cwd());
   trace.file = file ? resolve(file) : join(folder, `${stamp}-${chapter}-${process.pid}.jsonl`);
+  trace.run = randomBytes(6).toString('hex');
   try {
     mkdirSync(dirname(trace.file), { recursive: true, mode: 0o700 }); // only folders it makes
     if (!file) chmodSync(folder, 0o700); // ours, perhaps made earlier under another umask
-  } catch {} // write() below says what is wrong
-  write({ type: 'trace', version: VERSION, chapter, workspace: process.cwd(), started });
-  if (trace.broken) return;
+  } catch {} // opening the file says what is wrong
   try {
-    chmodSync(trace.file, 0o600); // --trace=<file> may name a file that was there before
-  } catch {} // someone else's file, writable by us: it stays as its owner set it
-  console.error(paint(DIM, `[trace: ${trace.file}]`));
+    trace.fd = openTraceFile(trace.file);
+  } catch (err) {
+    const refused = err instanceof RefusedError;
+    const why = (err as Error).message;
+    return stopTracing(refused ? `no trace: ${why}` : `the trace could not be written: ${why}`);
+  }
+  const { run } = trace;
+  write({ type: 'trace', version: VERSION, run, chapter, workspace: process.cwd(), started });
+  if (!trace.broken) console.error(paint(DIM, `[trace: ${trace.file}]`));
+}
+
+class RefusedError extends Error {}
+
+/**
+ * The trace file, opened to append to. It will hold the prompts and whatever the agent read and
+ * ran, so it must be a plain file of yours, as s06 asks of an instruction file: not a link (it
+ * can point anywhere), not a FIFO (a write would wait for a reader), not another user's (one left
+ * 0666 in /tmp for you to fill). A file of yours that others may read is made 0600.
+ */
+function openTraceFile(path: string): number {
+  const before = lstatSync(path, { throwIfNoEntry: false });
+  if (before?.isSymbolicLink()) throw new RefusedError(`${path} is a symbolic link`);
+  if (before && !before.isFile()) {
+    throw new RefusedError(`${path} is a ${kindOf(before)}, not a regular file`);
+  }
+  // O_NOFOLLOW: no link put there since; O_NONBLOCK: nor a FIFO to wait on. Then the checks are
+  // made on the very file opened (fstat).
+  const { O_WRONLY, O_APPEND, O_CREAT, O_NOFOLLOW, O_NONBLOCK } = constants;
+  const fd = openSync(path, O_WRONLY | O_APPEND | O_CREAT | O_NOFOLLOW | O_NONBLOCK, 0o600);
+  try {
+    const info = fstatSync(fd);
+    if (!info.isFile()) throw new RefusedError(`${path} is a ${kindOf(info)}, not a regular file`);
+    const you = process.getuid?.() ?? info.uid; // process.getuid is missing on Windows
+    if (info.uid !== you) {
+      throw new RefusedError(`${path} belongs to another user (uid ${info.uid})`);
+    }
+    if (info.mode & 0o077) fchmodSync(fd, 0o600); // yours: only you may read what the run sent
+    return fd;
+  } catch (err) {
+    closeSync(fd);
+    throw err;
+  }
+}
+
+function kindOf(info: Stats): string {
+  if (info.isDirectory()) return 'directory';
+  if (info.isFIFO()) return 'FIFO (named pipe)';
+  if (info.isSocket()) return 'socket';
+  return info.isCharacterDevice() || info.isBlockDevice() ? 'device' : 'special file';
 }
 
 /** Run `work` as `agent` ('sub-agent', 'compaction'): the requests it sends are marked so. */
@@ -83,11 +151,13 @@ export function traceAs<T>(agent: string, work: () => Promise<T>): Promise<T> {
  */
 export function traceEvent(event: string, fields: object): void {
   const agent = agents.getStore() ?? 'main';
-  write({ type: 'event', event, at: Date.now(), agent, exchanges: trace.sent, ...fields });
+  const { run, sent } = trace;
+  write({ type: 'event', run, event, at: Date.now(), agent, exchanges: sent, ...fields });
 }
 
 interface Exchange {
   type: 'exchange';
+  run: string;
   n: number;
   agent: string;
   method: string;
@@ -109,7 +179,7 @@ process.on('exit', () => {
 function finish(exchange: Exchange, error?: string): void {
   if (!unfinished.delete(exchange)) return;
   exchange.times.done = Date.now();
-  if (error) exchange.error = error;
+  if (error) exchange.error = withoutPasswords(error); // fetch names the URL it could not use
   write(exchange);
 }
 
@@ -129,10 +199,11 @@ function bodyOf(body: unknown): unknown {
  * chapter's is, while the chapter prints it.
  */
 export const traceExchanges: Middleware = async (request, next, context) => {
-  if (!trace.file || trace.broken) return next(request);
+  if (trace.fd === -1 || trace.broken) return next(request);
   const retries = Number(new Headers(request.headers).get('x-stainless-retry-count')) || 0;
   const exchange: Exchange = {
     type: 'exchange',
+    run: trace.run,
     n: ++trace.sent,
     agent: agents.getStore() ?? 'main',
     method: request.method ?? 'GET',

@@ -4,16 +4,20 @@
  * writes the page; headless Chromium opens it from file:// and a test looks at what a reader
  * would: the chart, the markers, the requests, and that the hostile text ran nothing. A second
  * test runs s06 offline twice with the same --trace=<file>: two runs in one file, with the system
- * prompt's sections and the cache breakpoints.
+ * prompt's sections and the cache breakpoints. A third opens every part of every request of a
+ * trace written by hand with values no chapter sends ({"toString":1} as a tool's name, a block's
+ * type, a role…), as a faulty compatible endpoint can: page.js shows them, and throws nothing.
  *
  * Chromium comes from Debian (`sudo apt-get install chromium-headless-shell`), driven by
  * playwright-core. Without it the test is skipped, saying so; under CI (CI set) it fails instead.
  */
 import { spawnSync } from 'node:child_process';
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { chromium, type Browser } from 'playwright-core';
 import { afterAll, beforeAll, expect, it } from 'vitest';
+import { inspect } from '../scripts/inspect.ts';
 import { REPO, runChapter, runRepl } from './helpers/run-chapter.ts';
 
 const BROWSERS = ['/usr/bin/chromium-headless-shell', '/usr/bin/chromium'];
@@ -22,6 +26,7 @@ const INSTALL = `no Chromium at ${BROWSERS.join(' or ')}; install it: ` +
   'sudo apt-get install chromium-headless-shell';
 const TITLE = 'the page of a real s05 run shows its requests, and its hostile outputs run nothing';
 const TITLE_S06 = 'two s06 runs in one file: the runs apart, the sections, the cache breakpoints';
+const TITLE_ODD = 'values whose toString is not a function: every part of every request opens';
 
 // Printed by a tool, shown on the page: each would run script or fetch something if read as HTML.
 const HOSTILE = [
@@ -241,5 +246,61 @@ inBrowser(TITLE_S06, async () => {
   expect(await page.locator('body').innerText()).not.toMatch(HEDGED);
   expect(requested, 'the page requests nothing but itself').toEqual([url]);
   expect(errors, 'no script errors and no CSP refusals').toEqual([]);
+  await page.close();
+});
+
+inBrowser(TITLE_ODD, async () => {
+  // String() of this throws, and so does `${…}`: a page that builds text so would stop drawing.
+  const odd = { toString: 1 };
+  const blocks = [
+    { type: odd }, { type: 'text', text: odd }, { type: 'thinking', thinking: odd },
+    { type: 'redacted_thinking', data: odd }, { type: 'tool_use', id: 'toolu_1', name: odd,
+      input: odd }, { type: 'tool_result', tool_use_id: 'toolu_1', is_error: odd,
+      content: [{ type: 'text', text: odd }, { type: odd }] },
+    { type: 'tool_result', tool_use_id: odd, content: odd },
+    { type: 'image', source: { type: odd, media_type: odd, data: odd } },
+  ];
+  const sent = (n: number) => ({
+    model: odd, max_tokens: odd, stream: odd, thinking: odd,
+    system: [{ type: 'text', text: odd }, { type: 'text', text: '# Rules\nBe brief.' }],
+    tools: [{ name: odd, input_schema: { type: 'object' }, cache_control: odd }, odd],
+    messages: [{ role: odd, content: blocks }, { role: 'user', content: odd }, odd,
+      ...(n > 1 ? [{ role: 'assistant', content: blocks }, { role: 'user', content: 'x' }] : [])],
+  });
+  const times = (n: number) => ({ sent: 1e12 + n, firstByte: null, done: 1e12 + n + 5 });
+  const lines = [
+    { type: 'trace', version: 1, chapter: odd, workspace: odd, started: odd },
+    { type: 'exchange', n: 1, agent: 'main', method: 'POST', path: '/v1/messages', try: 1,
+      request: sent(1), status: 200, times: times(1),
+      response: { content: blocks, stop_reason: odd, usage: { input_tokens: odd } } },
+    { type: 'exchange', n: 2, agent: 'main', method: 'POST', path: '/v1/messages', try: 1,
+      request: sent(2), status: 500, times: times(2), error: 'cut',
+      response: { type: 'error', error: { type: odd, message: odd } } },
+    { type: 'exchange', n: 3, agent: 'main', method: 'GET', path: '/v1/models/x', try: 1,
+      request: null, status: 200, times: times(3), response: odd },
+  ];
+  const dir = mkdtempSync(join(tmpdir(), 'inspect-odd-'));
+  writeFileSync(join(dir, 'odd.jsonl'), lines.map((line) => JSON.stringify(line)).join('\n'));
+  const made = inspect(['odd.jsonl'], dir);
+  expect(made.code, made.stderr).toBe(0);
+  const { page, errors } = await open(made.stdout);
+
+  // Open every <details>, the ones each opening makes too, until none is left closed.
+  for (let round = 0; round < 6; round++) {
+    const closed = await page.evaluate(() => {
+      const all = [...document.querySelectorAll('details:not([open])')] as HTMLDetailsElement[];
+      for (const details of all) details.open = true;
+      return all.length;
+    });
+    if (closed === 0) break;
+    await page.waitForTimeout(50); // each opening draws its part on its toggle event
+  }
+  expect(errors, 'page.js threw nothing while drawing').toEqual([]);
+  for (const n of [1, 2, 3]) {
+    expect(await page.locator(`#r${n} .body`).textContent(), `request ${n} was drawn`)
+      .toMatch(n < 3 ? '{"toString":1}' : /\{\s*"toString": 1\s*\}/); // #3: a reply shown whole
+  }
+  expect(await page.locator('#r1 .block-head').allTextContents())
+    .toContain('tool call: {"toString":1} (toolu_1)');
   await page.close();
 });

@@ -437,6 +437,20 @@ describe('a file that holds several runs', () => {
     expect(steps(html)).toEqual([1, 2, 3, 4]);
   });
 
+  it('places a line that names its run in that run, wherever in the file it lands', () => {
+    // Two runs writing one file at once: run B's header comes before run A's later lines.
+    const [a, b] = [{ ...HEADER, run: 'aaa' }, { ...RUN2, run: 'bbb' }];
+    const named = (line: object, run: string) => ({ ...line, run });
+    const read = readTrace(jsonl(a, named(exchange(1, HI, [text('a')]), 'aaa'), b,
+      named(exchange(1, HI, [text('b')]), 'bbb'), named(exchange(2, followUp, []), 'aaa'),
+      named(compaction(2, 'auto'), 'aaa'), named(exchange(2, followUp, []), 'bbb'),
+      named(exchange(9, HI, []), 'no such run')));
+    expect(read.exchanges.map((e) => [e.n, e.run, e.inRun])).toEqual(
+      [[1, 0, 1], [2, 0, 2], [3, 1, 1], [4, 1, 2]]);
+    expect(read.events.map((e) => [e.run, e.exchanges])).toEqual([[0, 2]]);
+    expect(read.skipped, 'the line of a run with no header').toBe(1);
+  });
+
   it('compares a request only with those of its own run', () => {
     const rows = replay(readTrace(trace)).rows;
     expect(rows.map((r) => r.marks), 'run 2 starts afresh: all new')

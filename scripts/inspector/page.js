@@ -3,7 +3,9 @@
 // island: drawing all of them up front would make a long run's page slow to open.
 //
 // Every text from the trace (the model's, a tool's, a file's) goes into the page with
-// textContent, never as HTML: a tool output holding a script tag is shown, not run.
+// textContent, never as HTML: a tool output holding a script tag is shown, not run. And every
+// value is made text with textOf, never String() or `${…}`: both throw on {"toString":1}, which
+// a faulty endpoint can send as a block's type.
 'use strict';
 
 (() => {
@@ -31,10 +33,17 @@
 
   // ── Small builders ─────────────────────────────────────────────────────────────────────────
 
+  /** Any value as text: a string as it is, an object as its JSON. */
+  function textOf(value) {
+    if (typeof value === 'string') return value;
+    if (value !== null && typeof value === 'object') return JSON.stringify(value);
+    return String(value);
+  }
+
   function el(tag, className, text) {
     const node = document.createElement(tag);
     if (className) node.className = className;
-    if (text !== undefined) node.textContent = String(text);
+    if (text !== undefined) node.textContent = textOf(text);
     return node;
   }
   const number = (n) => Number(n || 0).toLocaleString('en-US');
@@ -139,7 +148,7 @@
       ['model', params.model],
       ['max_tokens', params.max_tokens],
       ['thinking', params.thinking && JSON.stringify(params.thinking)],
-      ['stream', params.stream === undefined ? undefined : String(params.stream)],
+      ['stream', params.stream === undefined ? undefined : textOf(params.stream)],
     ];
     const shown = [];
     for (const [name, value] of facts) {
@@ -159,7 +168,8 @@
     if (!(row.status >= 400) && !row.error) return undefined;
     const box = el('div', 'failure-box');
     if (row.status >= 400) {
-      const what = apiError ? `${apiError.type || 'error'}: ${apiError.message || ''}` : '';
+      const type = textOf(apiError?.type || 'error');
+      const what = apiError ? `${type}: ${textOf(apiError.message || '')}` : '';
       box.append(el('div', 'error', `HTTP ${row.status} ${what}`));
     }
     if (row.error) box.append(el('div', 'error', `no complete reply: ${row.error}`));
@@ -207,7 +217,7 @@
   function sectionsOf(system) {
     if (typeof system === 'string') return [{ text: system, whole: true }];
     if (!Array.isArray(system)) return [{ text: JSON.stringify(system) }];
-    return system.map((block) => ({ text: String(block?.text ?? ''),
+    return system.map((block) => ({ text: textOf(block?.text ?? ''),
       breakpoint: block?.cache_control }));
   }
 
@@ -249,13 +259,13 @@
     const isTool = (tool) => tool && typeof tool === 'object';
     const tools = Array.isArray(list) ? list.filter(isTool) : [];
     const chars = JSON.stringify(tools).length;
-    const names = tools.map((tool) => String(tool.name)).join(', ');
+    const names = tools.map((tool) => textOf(tool.name)).join(', ');
     const title = [el('span', '', 'Tools: '), el('span', 'size', tools.length === 0 ? 'none'
       : `${names} · ${size(chars)}${sameAsBefore(row, previous, 'tools')}`)];
     return lazy('part tools', title, () => {
       const body = el('div', 'tool-list');
       for (const tool of tools) {
-        const line = el('div', '', `${tool.name} `);
+        const line = el('div', '', `${textOf(tool.name)} `);
         line.append(el('span', 'size', size(JSON.stringify(tool).length)));
         if (tool.cache_control) line.append(el('span', 'breakpoint', ' · cache breakpoint'));
         body.append(line, folded(JSON.stringify(tool, null, 2)));
@@ -275,7 +285,7 @@
     return Array.isArray(content) ? content : [];
   }
   const isSummary = (message) => message?.role === 'user' &&
-    String(blocksOf(message)[0]?.text ?? '').startsWith(SUMMARY);
+    textOf(blocksOf(message)[0]?.text ?? '').startsWith(SUMMARY);
 
   function messagesPart(row, previous) {
     const part = el('div', 'part messages');
@@ -324,7 +334,7 @@
     const value = sent && typeof sent === 'object' ? sent : { role: '?', content: [sent] };
     const mark = row.marks[i];
     const box = el('div', `msg ${STATES[mark]}${isSummary(value) ? ' summary' : ''}`);
-    const top = el('div', 'msg-head', `${i + 1}. ${value.role}`);
+    const top = el('div', 'msg-head', `${i + 1}. ${textOf(value.role)}`);
     const why = row.why[i] ? `: ${row.why[i]}` : '';
     top.append(el('span', 'tag state', `${STATES[mark]}${why}`));
     if (isSummary(value)) top.append(el('span', 'tag kind', 'summary of the earlier conversation'));
@@ -354,7 +364,7 @@
     const box = el('div', `block ${known}`);
     const top = el('div', 'block-head');
     box.append(top);
-    const show = (text) => box.append(folded(String(text ?? '')));
+    const show = (text) => box.append(folded(textOf(text ?? '')));
     switch (b.type) {
       case 'text':
         top.textContent = 'text';
@@ -366,22 +376,22 @@
         show(b.thinking);
         break;
       case 'redacted_thinking':
-        top.textContent = `redacted thinking (${number(String(b.data ?? '').length)} characters, ` +
+        top.textContent = `redacted thinking (${number(textOf(b.data ?? '').length)} characters, ` +
           'encrypted)';
         break;
       case 'tool_use':
-        top.textContent = `tool call: ${b.name} (${b.id})`;
+        top.textContent = `tool call: ${textOf(b.name)} (${textOf(b.id)})`;
         show(JSON.stringify(b.input, null, 2));
         break;
       case 'tool_result': {
         const content = b.content;
         const first = typeof content === 'string' ? content : content?.[0]?.text;
-        const placeholder = String(first ?? '').startsWith(PLACEHOLDER);
+        const placeholder = textOf(first ?? '').startsWith(PLACEHOLDER);
         if (placeholder) box.classList.add('placeholder');
         if (b.is_error) box.classList.add('error');
         const name = options.calls?.get(b.tool_use_id) ?? 'a tool call';
-        top.textContent = `${placeholder ? 'placeholder for the result' : 'result'} of ${name} ` +
-          `(${b.tool_use_id})${b.is_error ? ' · an error' : ''}`;
+        top.textContent = `${placeholder ? 'placeholder for the result' : 'result'} of ` +
+          `${textOf(name)} (${textOf(b.tool_use_id)})${b.is_error ? ' · an error' : ''}`;
         if (Array.isArray(content)) for (const inner of content) box.append(block(inner, options));
         else show(typeof content === 'string' ? content : JSON.stringify(content));
         break;
@@ -389,12 +399,12 @@
       case 'image':
       case 'document': {
         const source = b.source || {};
-        top.textContent = `${b.type}: ${source.media_type ?? source.type ?? '?'}, ` +
-          `${number(String(source.data ?? '').length)} characters; not shown`;
+        top.textContent = `${b.type}: ${textOf(source.media_type ?? source.type ?? '?')}, ` +
+          `${number(textOf(source.data ?? '').length)} characters; not shown`;
         break;
       }
       default:
-        top.textContent = String(b.type);
+        top.textContent = textOf(b.type);
         show(JSON.stringify(b, null, 2));
     }
     return box;
@@ -404,7 +414,7 @@
     const part = el('div', 'part reply');
     const reply = row.response;
     const content = reply && Array.isArray(reply.content) ? reply.content : undefined;
-    const stop = content ? ` · stop: ${reply.stop_reason ?? 'none (cut off)'}` : '';
+    const stop = content ? ` · stop: ${textOf(reply.stop_reason ?? 'none (cut off)')}` : '';
     part.append(el('h3', '', `Reply${row.error && content ? ' (as far as it got)' : ''}${stop}`));
     if (!content) {
       part.append(el('p', 'meta', row.status >= 400 ? 'an error: see above' : 'no reply'));

@@ -17,6 +17,7 @@ import { readFileSync } from 'node:fs';
 export interface TraceHeader {
   type: 'trace';
   version: number;
+  run?: string; // the run's id, in every line it wrote (older traces have none)
   chapter?: string; // "s05_context_compact"
   workspace?: string;
   started?: string; // an ISO date
@@ -52,25 +53,41 @@ export interface TraceEvent {
 }
 
 /**
- * `--trace=<file>` appends to a file that may hold earlier runs: each header line starts a run,
- * and its exchanges count from n = 1 again. So exchanges and events are numbered on through the
- * file (run 2's n = 1 follows run 1's last), and each says which run it belongs to:
+ * `--trace=<file>` appends to a file that may hold earlier runs, and runs started together write
+ * it at once: each header line starts a run, every line names its run, and each run counts its
+ * exchanges from n = 1. So exchanges and events are numbered on through the file, a run after
+ * the other (run 2's n = 1 follows run 1's last), and each says which run it belongs to:
  *   run 0: n 1, 2, 3    run 1 (its own 1, 2): n 4, 5
+ * A line that names no run (a trace written before runs had ids) belongs to the header above it.
  */
 export interface Trace {
   header: TraceHeader; // the first run's
   runs: TraceHeader[]; // one a header line, in file order
   exchanges: NumberedExchange[]; // in the order they were sent
   events: NumberedEvent[]; // in the order they happened
-  skipped: number; // lines cut off mid-write, or of a kind this page does not know
+  values: Distinct; // what the requests sent, each value once
+  skipped: number; // lines cut off mid-write, too long, or of a kind this page does not know
 }
 
 interface Numbered {
   run: number; // the index of its run in `runs`
   inRun?: number; // an exchange's n as recorded, counted from 1 in its run
 }
-type NumberedExchange = Exchange & Numbered;
+// Its request body is read into `sent` and let go (request: undefined).
+type NumberedExchange = Exchange & Numbered & { sent?: Sent };
 type NumberedEvent = TraceEvent & Numbered;
+
+/**
+ * What a POST /v1/messages sent, its parts as indexes into `values`. The body itself is not
+ * kept: a long run's bodies are its conversation sent again and again, most of the trace.
+ */
+interface Sent {
+  params: Record<string, unknown>; // model, max_tokens, thinking, stream…
+  system?: number;
+  tools?: number;
+  messages: number[];
+  breakpoints: [number, number][]; // the [message, block]s that carried cache_control
+}
 
 export class NotATraceError extends Error {}
 
@@ -88,13 +105,51 @@ const isObject = (value: unknown): value is Record<string, any> =>
   typeof value === 'object' && value !== null && !Array.isArray(value);
 const finite = (value: unknown): value is number => Number.isFinite(value);
 
+/**
+ * Any value of a trace as text. String() throws on an object whose toString is not a function
+ * ({"toString":1}: a faulty endpoint's error type, say), and so does `${…}`: an object is shown
+ * as its JSON instead.
+ */
+function textOf(value: unknown): string {
+  if (typeof value === 'string') return value;
+  if (typeof value === 'object' && value !== null) return JSON.stringify(value);
+  return String(value);
+}
+const optionalText = (value: unknown) => (value == null ? undefined : textOf(value));
+
+// JSON.parse reads any depth; JSON.stringify and every walk of a value recurse, and a reply
+// nested 20,000 deep overflows the stack. Past this depth a value is shown as this mark.
+const MAX_DEPTH = 100;
+const TOO_DEEP = `[nested too deep to show: more than ${MAX_DEPTH} levels]`;
+
+function isDeeper(value: unknown, depth: number): boolean {
+  if (typeof value !== 'object' || value === null) return false;
+  if (depth === 0) return true;
+  const items = Array.isArray(value) ? value : Object.values(value);
+  return items.some((item) => isDeeper(item, depth - 1));
+}
+
+function cutDeep(value: unknown, depth: number): unknown {
+  if (typeof value !== 'object' || value === null) return value;
+  if (depth === 0) return TOO_DEEP;
+  if (Array.isArray(value)) return value.map((item) => cutDeep(item, depth - 1));
+  return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, cutDeep(v, depth - 1)]));
+}
+
+/** A line's value, cut where it nests deeper than MAX_DEPTH (a copy only if it does). */
+const bounded = (value: unknown) =>
+  (isDeeper(value, MAX_DEPTH) ? cutDeep(value, MAX_DEPTH) : value);
+
 function asExchange(value: unknown): Exchange | undefined {
   if (!isObject(value) || value.type !== 'exchange' || !finite(value.n)) return;
   if (typeof value.path !== 'string' || !finite(value.times?.sent)) return;
   // Fill in what an older or partial recorder may have left out, so the rest need not ask.
   const { sent, firstByte, done } = value.times;
   return {
-    ...value,
+    type: 'exchange',
+    n: value.n,
+    path: value.path,
+    request: value.request,
     agent: typeof value.agent === 'string' ? value.agent : 'main',
     method: typeof value.method === 'string' ? value.method : 'POST',
     try: finite(value.try) ? value.try : 1,
@@ -110,50 +165,97 @@ function asExchange(value: unknown): Exchange | undefined {
   } as Exchange;
 }
 
+/** A POST /v1/messages: a step of the chart; other exchanges (the Models API) are listed only. */
+const isMessagesRequest = ({ method, path }: { method: string; path: string }) =>
+  method === 'POST' && path === '/v1/messages';
+
 const isEvent = (value: unknown): value is TraceEvent =>
   isObject(value) && value.type === 'event' && KNOWN_EVENTS.has(value.event) && finite(value.at);
 
+/** A header line as the page uses it: its texts as text, whatever the line held. */
+function asHeader(value: Record<string, any>): TraceHeader {
+  return {
+    type: 'trace',
+    version: finite(value.version) ? value.version : 1,
+    run: typeof value.run === 'string' ? value.run : undefined,
+    chapter: optionalText(value.chapter),
+    workspace: optionalText(value.workspace),
+    started: optionalText(value.started),
+  };
+}
+
+/** A request body's parts, each stored once in `values`; undefined if it sent no messages. */
+function sentOf(body: unknown, values: Distinct): Sent | undefined {
+  if (!isObject(body) || !Array.isArray(body.messages)) return undefined;
+  const { system, tools, messages, ...params } = body;
+  const breakpoints: [number, number][] = [];
+  return {
+    params,
+    system: system === undefined ? undefined : values.add(system),
+    tools: tools === undefined ? undefined : values.add(tools),
+    messages: messages.map((message, i) => values.add(takeBreakpoints(message, i, breakpoints))),
+    breakpoints,
+  };
+}
+
 /**
- * The runs, exchanges and events of a trace. A line that is not JSON (the last one, cut off when
- * the run was killed) or not of a kind known here is skipped and counted, not fatal; a first line
- * that is not a trace header is: the file is something else.
+ * The runs, exchanges and events of a trace: its text, or its lines one at a time (a trace can be
+ * larger than any string, and only what the page shows is kept). A line that is not JSON (the
+ * last one, cut off when the run was killed) or not of a kind known here is skipped and counted,
+ * not fatal; a first line that is not a trace header is: the file is something else.
  */
-export function readTrace(text: string): Trace {
-  const lines = text.split('\n');
-  const first = lines.findIndex((line) => line.trim() !== '');
-  const header = first === -1 ? undefined : parseLine(lines[first]);
-  if (!isObject(header) || header.type !== 'trace') {
-    const what = first === -1 ? 'it is empty' : 'its first line is not {"type":"trace",…}';
-    throw new NotATraceError(`not a trace: ${what}`);
-  }
-  const runs: TraceHeader[] = [header as TraceHeader];
+export function readTrace(input: string | Iterable<string>): Trace {
+  const lines = typeof input === 'string' ? input.split('\n') : input;
+  const values = new Distinct();
+  const runs: TraceHeader[] = [];
+  const runIds = new Map<string, number>(); // a run's id → its index in runs
   const exchanges: Trace['exchanges'] = [];
   const events: Trace['events'] = [];
+  const highest: number[] = []; // each run's highest n, or count of exchanges before an event
   let skipped = 0;
-  // Where this run's numbers start: after the highest n (or event count) of the runs before it.
-  let offset = 0;
-  let highest = 0;
-  for (const line of lines.slice(first + 1)) {
+  for (const text of lines) {
+    // A byte-order mark, as some editors save a file, is no part of the header.
+    const line = runs.length === 0 ? text.replace(/^\uFEFF/, '') : text;
     if (line.trim() === '') continue;
-    const value = parseLine(line);
-    const run = runs.length - 1;
+    const value = bounded(parseLine(line));
+    if (runs.length === 0 && !(isObject(value) && value.type === 'trace')) {
+      throw new NotATraceError('not a trace: its first line is not {"type":"trace",…}');
+    }
+    if (isObject(value) && value.type === 'trace') {
+      const header = asHeader(value); // another run, appended to the same file
+      if (header.run !== undefined && !runIds.has(header.run)) runIds.set(header.run, runs.length);
+      runs.push(header);
+      highest.push(0);
+      continue;
+    }
+    // The run it names; a line that names none belongs to the header above it.
+    const named = isObject(value) && typeof value.run === 'string';
+    const run = named ? runIds.get(value.run) : runs.length - 1;
     const exchange = asExchange(value);
-    if (exchange) {
-      highest = Math.max(highest, exchange.n);
-      exchanges.push({ ...exchange, n: offset + exchange.n, run, inRun: exchange.n });
+    if (run === undefined) skipped++; // its run's header is missing
+    else if (exchange) {
+      highest[run] = Math.max(highest[run], exchange.n);
+      const sent = isMessagesRequest(exchange) ? sentOf(exchange.request, values) : undefined;
+      exchanges.push({ ...exchange, request: undefined, run, inRun: exchange.n, sent });
     } else if (isEvent(value)) {
       const count = finite(value.exchanges) ? value.exchanges : undefined;
-      highest = Math.max(highest, count ?? 0);
-      events.push({ ...value, exchanges: count === undefined ? undefined : offset + count, run });
-    } else if (isObject(value) && value.type === 'trace') {
-      runs.push(value as TraceHeader); // another run, appended to the same file
-      [offset, highest] = [offset + highest, 0];
+      highest[run] = Math.max(highest[run], count ?? 0);
+      events.push({ ...value, exchanges: count, run });
     } else skipped++;
+  }
+  if (runs.length === 0) throw new NotATraceError('not a trace: it is empty');
+
+  // Where each run's numbers start: after the highest n (or event count) of the runs before it.
+  const offsets: number[] = [];
+  highest.reduce((offset, most, k) => (offsets[k] = offset) + most, 0);
+  for (const exchange of exchanges) exchange.n = offsets[exchange.run] + exchange.inRun!;
+  for (const event of events) {
+    if (event.exchanges !== undefined) event.exchanges += offsets[event.run];
   }
   // Lines are written as things complete: a slow exchange lands after a later one.
   exchanges.sort((a, b) => a.n - b.n);
   events.sort((a, b) => a.run - b.run || (a.exchanges ?? 0) - (b.exchanges ?? 0) || a.at - b.at);
-  return { header: runs[0], runs, exchanges, events, skipped };
+  return { header: runs[0], runs, exchanges, events, values, skipped };
 }
 
 // ── What the chapters put in requests ──────────────────────────────────────────────────────────
@@ -270,7 +372,9 @@ function compareWithPrevious(ids: number[], previous: number[], table: Distinct)
   const loose = new Map<string, number[]>();
   for (const [id, times] of left) {
     const key = skeleton(table.values[id]);
-    for (let k = 0; k < times; k++) loose.set(key, [...(loose.get(key) ?? []), id]);
+    const same = loose.get(key) ?? [];
+    for (let k = 0; k < times; k++) same.push(id);
+    loose.set(key, same);
   }
   ids.forEach((id, i) => {
     if (marks[i] !== 'n') return;
@@ -329,7 +433,9 @@ export interface Replay {
   contexts: (Context | undefined)[]; // one a run
 }
 
-const tokens = (value: unknown) => (finite(value) ? value : 0);
+// A count from the trace: 0 if it is not a number, and never so large that a sum of them is
+// Infinity (the chart's scale would be too).
+const tokens = (value: unknown) => (finite(value) ? Math.min(Math.max(value, 0), 1e15) : 0);
 
 function usageOf(response: unknown): Row['usage'] {
   const usage = isObject(response) ? response.usage : undefined;
@@ -345,11 +451,11 @@ function usageOf(response: unknown): Row['usage'] {
 function rowOf(exchange: NumberedExchange): Row {
   const { n, run, inRun, agent, method, path, status, error, retryAfter, times, response } =
     exchange;
-  const isRequest = method === 'POST' && path === '/v1/messages';
+  const isRequest = isMessagesRequest(exchange);
   const row: Row = { n, run, inRun, try: exchange.try, agent, method, path, status, error,
     retryAfter, times, isRequest, response, placeholders: 0, summary: false };
   row.usage = isRequest ? usageOf(response) : undefined;
-  const model = exchange.request?.model;
+  const model = exchange.sent?.params.model;
   if (row.usage && typeof model === 'string') row.cost = cost(model, row.usage);
   return row;
 }
@@ -374,16 +480,10 @@ function cost(model: string, usage: NonNullable<Row['usage']>): number | undefin
   return (input * price.input + usage.output * price.output) / 1e6;
 }
 
-/** What a request sent: each part stored once, each message compared with the last request's. */
-function readRequest(row: Row, body: Record<string, any>, before: Row | undefined,
-  values: Distinct) {
-  const { system, tools, messages, ...params } = body;
-  row.params = params;
-  if (system !== undefined) row.system = values.add(system);
-  if (tools !== undefined) row.tools = values.add(tools);
-  const breakpoints: [number, number][] = [];
-  const ids = (messages as unknown[]).map((message, i) =>
-    values.add(takeBreakpoints(message, i, breakpoints)));
+/** What a request sent, each message compared with the same agent's last request's. */
+function readRequest(row: Row, sent: Sent, before: Row | undefined, values: Distinct) {
+  const { params, system, tools, messages: ids, breakpoints } = sent;
+  Object.assign(row, { params, system, tools });
   const { marks, why } = compareWithPrevious(ids, before?.messages ?? [], values);
   Object.assign(row, { messages: ids, marks, why, breakpoints });
   ids.forEach((id, i) => {
@@ -398,7 +498,7 @@ function readRequest(row: Row, body: Record<string, any>, before: Row | undefine
  * same agent's previous request in the same run (another run's n = 3 is another conversation).
  */
 export function replay(trace: Trace): Replay {
-  const values = new Distinct();
+  const { values } = trace;
   const latest = new Map<string, Row>(); // each agent's latest request, by `run agent`
   const rows = trace.exchanges.map((exchange) => {
     const row = rowOf(exchange);
@@ -411,15 +511,16 @@ export function replay(trace: Trace): Replay {
       row.retryOf = before.n;
       before.retriedAs = row.n;
     }
-    const body = exchange.request;
-    if (isObject(body) && Array.isArray(body.messages)) readRequest(row, body, before, values);
+    if (exchange.sent) readRequest(row, exchange.sent, before, values);
     return row;
   });
-  const contexts = trace.runs.map((_, run): Context | undefined => {
-    const event = trace.events.findLast((e) => e.run === run && e.event === 'context');
-    const context = event && { window: Number(event.window), threshold: Number(event.threshold) };
-    return context && context.window > 0 && context.threshold > 0 ? context : undefined;
-  });
+  // Each run's context window and threshold: its last context event's, if they are numbers.
+  const contexts: (Context | undefined)[] = trace.runs.map(() => undefined);
+  for (const { event, run, window, threshold } of trace.events) {
+    if (event !== 'context') continue;
+    const valid = finite(window) && finite(threshold) && window > 0 && threshold > 0;
+    contexts[run] = valid ? { window, threshold } : undefined;
+  }
   return { trace, rows, values, contexts };
 }
 
@@ -429,7 +530,7 @@ const ESCAPES: Record<string, string> = {
   '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;',
 };
 /** Text as HTML text or an attribute value: nothing in it can open a tag or end a quote. */
-export const escapeHtml = (text: unknown) => String(text).replace(/[&<>"']/g, (c) => ESCAPES[c]);
+export const escapeHtml = (text: unknown) => textOf(text).replace(/[&<>"']/g, (c) => ESCAPES[c]);
 
 /**
  * JSON that can sit inside <script type="application/json">: a `</script>` or `<!--` in any text
@@ -482,9 +583,12 @@ export const CSP = [
   "form-action 'none'",
 ].join('; ');
 
-/** The whole page for the text of a trace. Throws NotATraceError if it is not one. */
-export function renderPage(traceText: string, options: { title?: string } = {}): string {
-  const run = replay(readTrace(traceText));
+/**
+ * The whole page for a trace: its text, or its lines one at a time (scripts/inspect.ts reads a
+ * file so). Throws NotATraceError if it is not one.
+ */
+export function renderPage(trace: string | Iterable<string>, options: { title?: string } = {}) {
+  const run = replay(readTrace(trace));
   const title = options.title ?? titleOf(run.trace.runs);
   const rows = JSON.stringify(withSharedLists(run.rows));
   const runs = run.trace.runs.length;
@@ -564,12 +668,14 @@ function renderHeader(run: Replay, title: string): string {
   const unpriced = used.length - costs.length;
   const total = costs.length ? dollars(costs.reduce((a, b) => a + b, 0)) : '—';
   // From the first request to the last of each run, added up: runs may be days apart.
-  const spans = runs.map((_, i) => {
-    const own = run.rows.filter((row) => row.run === i);
-    if (own.length === 0) return 0;
-    return Math.max(...own.map((row) => row.times.done ?? row.times.sent)) - own[0].times.sent;
-  });
-  const span = spans.reduce((a, b) => a + b, 0);
+  const firsts = new Map<number, number>(); // each run's first time sent, and its last time
+  const lasts = new Map<number, number>();
+  for (const { run: k, times } of run.rows) {
+    if (!firsts.has(k)) firsts.set(k, times.sent);
+    lasts.set(k, Math.max(lasts.get(k) ?? -Infinity, times.done ?? times.sent));
+  }
+  let span = 0;
+  for (const [k, first] of firsts) span += lasts.get(k)! - first;
   const contexts = [...new Set(run.contexts.flatMap((c) => (c ? [JSON.stringify(c)] : [])))];
   const context: Context | undefined = contexts.length === 1 ? JSON.parse(contexts[0]) : undefined;
 
@@ -593,7 +699,7 @@ function renderHeader(run: Replay, title: string): string {
   else if (workspaces.length > 1) where.push(`in ${workspaces.length} folders`);
   const lines = `line${skipped === 1 ? '' : 's'}`;
   const note = skipped ? `<p class="note">${number(skipped)} ${lines} of the trace skipped: cut ` +
-    'off mid-write, or of a kind this page does not know.</p>\n' : '';
+    'off mid-write, too long to read, or of a kind this page does not know.</p>\n' : '';
   return `<header>
 <h1>${escapeHtml(title)}</h1>
 <p class="where">${escapeHtml(where.join(' · '))}</p>
@@ -607,7 +713,8 @@ const hasFailed = (row: Row) => Boolean(row.error) || (row.status ?? 200) >= 400
 function failure(row: Row): string {
   if (!hasFailed(row)) return '';
   const body = row.response as { error?: { type?: unknown } } | null;
-  const status = (row.status ?? 200) >= 400 ? `${row.status} ${body?.error?.type ?? 'error'}` : '';
+  const type = textOf(body?.error?.type ?? 'error'); // as the endpoint sent it: maybe not a text
+  const status = (row.status ?? 200) >= 400 ? `${row.status} ${type}` : '';
   return [status, row.error].filter(Boolean).join(' ');
 }
 
@@ -662,24 +769,28 @@ function renderChart(run: Replay): string {
   const width = (right - CHART.left) / steps.length;
   const xOf = (i: number) => CHART.left + i * width; // the left of step i; of steps.length: the end
   const totals = steps.map((row) => (row.usage ? inputOf(row.usage) + row.usage.output : 0));
-  const highest = Math.max(1, ...totals);
+  // Not Math.max(...totals): a spread of 300,000 arguments overflows the stack.
+  const highest = totals.reduce((a, b) => Math.max(a, b), 1);
   // A window far above every request (200,000 tokens, and a short run) would flatten the steps
   // to nothing: then the chart stops short of it, and says so under it.
   const shown = run.contexts.map((c) => (c && c.threshold <= highest * 2.5 ? c : undefined));
-  const reach = Math.max(highest, ...shown.map((c) => c?.window ?? 0)) * 1.05;
+  const reach = shown.reduce((a, c) => Math.max(a, c?.window ?? 0), highest) * 1.05;
   const tick = tickStep(reach);
   const top = Math.ceil(reach / tick) * tick;
   const y: Scale = (value) => round(CHART.top + CHART.height - (value / top) * CHART.height);
 
   // Where each run's steps start, and where each compaction falls: before the step sent after it.
-  const starts = run.trace.runs.map((_, k) => indexOr(steps.findIndex((row) => row.run >= k),
-    steps.length));
+  const starts = run.trace.runs.map(() => steps.length); // then the first step of each run
+  for (let i = steps.length - 1; i >= 0; i--) starts[steps[i].run] = i;
+  for (let k = starts.length - 2; k >= 0; k--) starts[k] = Math.min(starts[k], starts[k + 1]);
   const compactions = compactionsOf(run).map((event) =>
     ({ event, at: indexOr(steps.findIndex((row) => sentAfter(row, event)), steps.length) }));
+  let previous: Context | undefined; // the last run's before this one that said its window
   const limitLines = shown.flatMap((context, k) => {
     if (!context) return [];
-    const previous = shown.slice(0, k).findLast(Boolean);
-    const named = !previous || JSON.stringify(previous) !== JSON.stringify(context);
+    const before = previous;
+    previous = context;
+    const named = !before || JSON.stringify(before) !== JSON.stringify(context);
     return limits(context, y, xOf(starts[k]), xOf(starts[k + 1] ?? steps.length), { named });
   });
   const markers = placeLabels([

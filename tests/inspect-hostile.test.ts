@@ -1,0 +1,149 @@
+/**
+ * npm run inspect on traces no chapter would write, but a faulty compatible endpoint, a damaged
+ * file or a very long run can leave: every field is untrusted, and the page's promise is "shown,
+ * never a crash". Values whose toString is not a function, a reply nested 20,000 deep, 300,000
+ * requests, a byte-order mark, a line too long to read, a trace larger than the memory of the
+ * process that reads it. (page.js, on the same kind of values, is tested in a real browser in
+ * tests/inspect-browser.test.ts.)
+ */
+import { spawnSync } from 'node:child_process';
+import { closeSync, mkdtempSync, openSync, readFileSync, statSync, writeFileSync, writeSync }
+  from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { inspect, traceLines } from '../scripts/inspect.ts';
+import { readTrace, renderPage } from '../scripts/inspector/page.ts';
+import { REPO } from './helpers/run-chapter.ts';
+
+const HEADER = { type: 'trace', version: 1, chapter: 's05_context_compact', workspace: '/w',
+  started: '2026-11-24T10:00:00.000Z' };
+const T0 = Date.parse(HEADER.started);
+const jsonl = (...lines: unknown[]) => `${lines.map((line) => JSON.stringify(line)).join('\n')}\n`;
+const folder = () => mkdtempSync(join(tmpdir(), 'inspect-hostile-'));
+const island = (html: string) =>
+  JSON.parse(/<script type="application\/json" id="trace-data">([^]*?)<\/script>/.exec(html)![1]);
+
+/** A POST /v1/messages exchange: `fields` replace or add to the usual ones. */
+function exchange(n: number, fields: Record<string, unknown> = {}) {
+  return {
+    type: 'exchange', n, agent: 'main', method: 'POST', path: '/v1/messages', try: 1,
+    request: { model: 'claude-sonnet-5-5', max_tokens: 100, messages: [{ role: 'user',
+      content: 'hi' }] },
+    status: 200,
+    response: { type: 'message', role: 'assistant', content: [{ type: 'text', text: 'hello' }],
+      stop_reason: 'end_turn', usage: { input_tokens: 10, output_tokens: 2 } },
+    times: { sent: T0 + n, firstByte: T0 + n + 1, done: T0 + n + 2 },
+    ...fields,
+  };
+}
+
+// String() of this throws: "Cannot convert object to primitive value". So do `${…}` and Number().
+const ODD = { toString: 1 };
+
+describe('values whose toString is not a function', () => {
+  const trace = jsonl(
+    { ...HEADER, chapter: ODD, workspace: ODD, started: ODD },
+    { type: 'event', event: 'context', at: T0, exchanges: 0, window: ODD, threshold: ODD },
+    exchange(1, { request: { model: ODD, max_tokens: ODD, messages: [{ role: ODD, content: [
+      { type: ODD, text: ODD }, { type: 'tool_result', tool_use_id: ODD, content: ODD }] }] } }),
+    { type: 'event', event: 'compaction', at: T0 + 5, exchanges: 1, why: ODD, messages: ODD,
+      before: ODD, after: ODD },
+    exchange(2, { status: 529, response: { type: 'error', error: { type: ODD, message: ODD } } }),
+    exchange(3, { response: { content: [{ type: 'tool_use', name: ODD, id: ODD, input: ODD }],
+      stop_reason: ODD, usage: { input_tokens: ODD } } }),
+  );
+
+  it('are shown as their JSON, in a page that is drawn', () => {
+    const html = renderPage(trace);
+    expect(html).toContain('{&quot;toString&quot;:1}');
+    expect(island(html).rows).toHaveLength(3);
+    expect(html).toMatch(/<details class="request" id="r2"[^]*?529 \{&quot;toString&quot;:1\}/);
+  });
+
+  it('npm run inspect writes the page (exit 0), no TypeError and no stack', () => {
+    const dir = folder();
+    writeFileSync(join(dir, 'odd.jsonl'), trace);
+    const outcome = inspect(['odd.jsonl'], dir);
+    expect(outcome.stderr).not.toMatch(/TypeError|\n\s+at /);
+    expect(outcome.code).toBe(0);
+  });
+});
+
+describe('shapes that break a recursive or spread-out reader', () => {
+  it('draws a reply nested 20,000 deep, cut where it gets too deep to show', () => {
+    // Written as text: JSON.stringify, too, overflows the stack on it.
+    const deep = `${'['.repeat(20_000)}"the bottom"${']'.repeat(20_000)}`;
+    const reply = JSON.stringify(exchange(1, { response: { content: 'DEEP' } }));
+    const request = JSON.stringify(exchange(2, { request: { model: 'm',
+      messages: [{ role: 'user', content: 'DEEP' }] } }));
+    const html = renderPage([JSON.stringify(HEADER), reply, request]
+      .map((line) => line.replace('"DEEP"', deep)).join('\n'));
+    const rows = island(html).rows;
+    expect(rows).toHaveLength(2);
+    expect(JSON.stringify(rows[0].response)).toContain('nested too deep');
+  });
+
+  // Math.max(...values) overflows the stack from about 125,000 values: 150,000 requests are
+  // past that, and take a third of the time 300,000 would.
+  it('draws 150,000 requests: no Math.max(...) over all of them', () => {
+    const line = (n: number) => `{"type":"exchange","n":${n},"method":"POST",` +
+      `"path":"/v1/messages","times":{"sent":${T0 + n}},"response":{"usage":` +
+      `{"input_tokens":${n % 97},"output_tokens":1}}}`;
+    const lines = [JSON.stringify(HEADER)];
+    for (let n = 1; n <= 150_000; n++) lines.push(line(n));
+    const html = renderPage(lines.join('\n'));
+    expect(html).toContain('150,000 requests');
+  }, 120_000);
+
+  it('reads a trace whose header follows a UTF-8 byte-order mark', () => {
+    const trace = readTrace(`\uFEFF${jsonl(HEADER, exchange(1))}`);
+    expect(trace.exchanges).toHaveLength(1);
+  });
+});
+
+describe('reading a trace as a stream of lines', () => {
+  it('gives every line whole, across the chunks it is read in, and skips one too long', () => {
+    const dir = folder();
+    const file = join(dir, 'lines.jsonl');
+    // Lines of 3 MB and of a few bytes: the reader reads a megabyte at a time.
+    const long = (c: string) => c.repeat(3_000_000);
+    writeFileSync(file, `a\n${long('b')}\n\ncé€😀\n${long('d')}\ne`);
+    const lines = [...traceLines(file)];
+    expect(lines.map((l) => [l[0], l.length])).toEqual(
+      [['a', 1], ['b', 3_000_000], [undefined, 0], ['c', 5], ['d', 3_000_000], ['e', 1]]);
+    expect(lines[3]).toBe('cé€😀');
+    const cut = [...traceLines(file, { longest: 2_000_000 })];
+    expect(cut.map((l) => l.slice(0, 1)), 'the two long lines, each replaced by a mark')
+      .toEqual(['a', '(', '', 'c', '(', 'e']);
+    expect(cut[1]).toMatch(/^\(a line of more than 2,000,000 bytes, not read\)$/);
+  });
+
+  it('reads a trace larger than the memory of the process that reads it', () => {
+    // 40 requests, each sending the same 3 MB conversation again and one new message: a 120 MB
+    // trace, a page of a few MB, read by a process allowed 80 MB of heap.
+    const dir = folder();
+    const file = join(dir, 'big.jsonl');
+    const fd = openSync(file, 'w');
+    try {
+      writeSync(fd, `${JSON.stringify(HEADER)}\n`);
+      const old = Array.from({ length: 300 }, (_, i) =>
+        ({ role: i % 2 ? 'assistant' : 'user', content: `${i} `.repeat(5_000) }));
+      for (let n = 1; n <= 40; n++) {
+        const messages = [...old, { role: 'user', content: `request ${n}` }];
+        writeSync(fd, `${JSON.stringify(exchange(n, { request: { model: 'm', messages } }))}\n`);
+      }
+    } finally {
+      closeSync(fd);
+    }
+    expect(statSync(file).size).toBeGreaterThan(120e6);
+    const run = spawnSync(join(REPO, 'node_modules/.bin/tsx'), ['scripts/inspect.ts', file], {
+      cwd: REPO, encoding: 'utf8',
+      env: { ...process.env, NODE_OPTIONS: '--max-old-space-size=80' },
+    });
+    expect(run.status, run.stderr.slice(0, 2000)).toBe(0);
+    const page = readFileSync(run.stdout.trim(), 'utf8');
+    expect(page.length, 'the page holds the conversation once').toBeLessThan(10e6);
+    expect(island(page).rows).toHaveLength(40);
+  }, 60_000);
+});
