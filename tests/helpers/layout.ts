@@ -7,7 +7,7 @@
  * - a chapter imports only its own folder and ../shared/ (and packages);
  * - no line over 100 characters, no module-level `let` or `var`;
  * - code.ts at most 300 lines (the first chapter's 170), any other file 400, and the shared
- *   runtime 450 in all.
+ *   runtime 460 in all.
  *
  * Each check returns a list of problems, written for the maintainer who has to fix them: empty
  * when all is well.
@@ -20,7 +20,8 @@ export const LIMITS = {
   codeLines: 300, // lines in a chapter's code.ts
   firstCodeLines: 170, // the first chapter's code.ts: the whole loop on a couple of screens
   fileLines: 400, // lines in any other file of a chapter
-  runtimeLines: 450, // lines in the shared runtime, all files together
+  runtimeLines: 460, // lines in the shared runtime, all files together (450 until jobs left in the background, Ctrl+Z
+  // and hidden passwords came in; each is a few lines)
 };
 
 // shared/ also holds the fake API and the offline model (test and demo machinery) and the --trace
