@@ -8,7 +8,8 @@
  * own. The default file is in ~/.learn-agent-harness/traces/<workspace>-<hash>/, the folder where
  * `npm run inspect` looks for the newest one:
  *
- *   {"type":"trace","version":1,"run":"3f9c0a1b2c4d","chapter":"s05_context_compact",…}
+ *   {"type":"trace","version":1,"run":"3f9c0a1b2c4d","chapter":"s05_context_compact",…,
+ *    "offline":false}
  *   {"type":"exchange","run":"3f9c0a1b2c4d","n":1,"agent":"main","method":"POST",
  *    "path":"/v1/messages","try":1,"request":{…},"status":200,"response":{…},
  *    "times":{"sent":…,"firstByte":…,"done":…}}
@@ -96,7 +97,11 @@ export function startTrace(file: string, chapter: string): void {
     return stopTracing(refused ? `no trace: ${why}` : `the trace could not be written: ${why}`);
   }
   const { run } = trace;
-  write({ type: 'trace', version: VERSION, run, chapter, workspace: process.cwd(), started });
+  // No key: the chapter talks to the offline demo model, as shared/client.ts decides (it has read
+  // .env by now: a chapter loads it before its flags). The page then says that no model ran.
+  const offline = !(process.env.ANTHROPIC_API_KEY || process.env.ANTHROPIC_AUTH_TOKEN);
+  const workspace = process.cwd();
+  write({ type: 'trace', version: VERSION, run, chapter, workspace, started, offline });
   if (!trace.broken) console.error(paint(DIM, `[trace: ${trace.file}]`));
 }
 

@@ -124,6 +124,27 @@ inBrowser(TITLE, async () => {
     's01–s05 send the system prompt as one string, not as sections')
     .toMatch(/^System prompt: one string, [\d,]+ characters \(≈[\d,]+ tokens\) · as in #\d+$/);
 
+  // A summary request: a box for each thinking block of its reply that holds thinking, and none
+  // for an empty one (the offline model's summary starts with one).
+  const thought = (reply: any) =>
+    reply.content.filter((b: any) => b.type === 'thinking' && b.thinking.trim()).length;
+  const summary = exchanges.find((e) => e.agent === 'compaction');
+  const summariser = page.locator(`#r${summary.n}`);
+  await summariser.locator('summary').first().click();
+  await expect.poll(() => summariser.locator('.part.reply .block.text').count()).toBe(1);
+  expect(await summariser.locator('.block.thinking').count(), 'no box without thinking')
+    .toBe(thought(summary.response));
+  const first = page.locator(`#r${exchanges[0].n}`);
+  await first.locator('summary').first().click();
+  await expect.poll(() => first.locator('.part.reply .block.text').count()).toBeGreaterThan(0);
+  expect(thought(exchanges[0].response), 'the main agent thinks aloud').toBeGreaterThan(0);
+  expect(await first.locator('.part.reply .block.thinking').count(), 'its thinking is shown')
+    .toBe(thought(exchanges[0].response));
+
+  // An offline run: its header line says so, and the page says that no model ran.
+  expect(lines[0].offline, 'the trace knows the offline demo model answered').toBe(true);
+  expect(await page.locator('header').textContent()).toContain('no model ran');
+
   // The request that first sends a placeholder: new messages set apart from resent and changed.
   const placeholder = page.locator('details.request:has(.has-placeholders)').first();
   await placeholder.locator('summary').click();

@@ -14,6 +14,8 @@ import { describe, expect, it } from 'vitest';
 import { inspect, newestTrace } from '../scripts/inspect.ts';
 import { CACHE_PRICE, NotATraceError, PRICES, readTrace, renderPage, replay }
   from '../scripts/inspector/page.ts';
+import { reply, text as replyText } from '../shared/fake-anthropic.ts';
+import { runChapter } from './helpers/run-chapter.ts';
 
 const REPO = fileURLToPath(new URL('..', import.meta.url));
 
@@ -499,6 +501,87 @@ describe('wording', () => {
     expect(html, 'the page').not.toMatch(hedged);
     const script = readFileSync(join(REPO, 'scripts/inspector/page.js'), 'utf8');
     expect(script, 'what page.js writes').not.toMatch(hedged);
+  });
+});
+
+// ── For a reader who has never seen the page (issue 26) ───────────────────────────────────────
+
+describe('for a reader who has never seen it', () => {
+  const header = (html: string) => /<header>[^]*?<\/header>/.exec(html)?.[0] ?? '';
+  // What the page itself says: the header, the chart and the list, not page.js's source.
+  const said = (html: string) => html.slice(0, html.indexOf('<script'));
+  const models = {
+    type: 'exchange', n: 1, agent: 'main', method: 'GET', try: 1, request: null, status: 200,
+    path: '/v1/models/claude-sonnet-5-5', response: { max_input_tokens: 200_000 },
+    times: { sent: T0, firstByte: T0 + 5, done: T0 + 9 },
+  };
+
+  it('says at the top, in one line, what the page shows', () => {
+    const html = renderPage(jsonl(HEADER, exchange(1, HI, [text('x')])));
+    const top = /<h1>[^]*?<\/h1>\n<p class="lede">([^<]*)<\/p>/.exec(html);
+    expect(top, 'a line under the title that says what the page is').not.toBeNull();
+    expect(top![1]).toMatch(/^Every request this run sent to the model, in order: the chart /);
+    expect(top![1]).toContain('opening one shows what it sent and what came back');
+  });
+
+  it('calls the cost an estimate at list prices', () => {
+    const html = renderPage(jsonl(HEADER, exchange(1, HI, [text('x')])));
+    expect(header(html)).toContain('cost $0.0004, an estimate at list prices');
+  });
+
+  it('finds in the trace whether the offline demo model answered (shared/client.ts)', async () => {
+    const args = ['--trace=trace.jsonl', '-p', 'hi'];
+    const [online, offline] = await Promise.all([
+      runChapter('s01', { args, replies: [reply(replyText('Hello.'))] }),
+      runChapter('s01', { args, offline: true }),
+    ]);
+    const first = (run: typeof online) =>
+      JSON.parse(readFileSync(join(run.workspace, 'trace.jsonl'), 'utf8').split('\n')[0]);
+    expect(online.code, online.stderr).toBe(0);
+    expect(offline.code, offline.stderr).toBe(0);
+    expect(first(online), 'with a key: a model answered').toMatchObject({ offline: false });
+    expect(first(offline), 'no key: the offline demo model').toMatchObject({ offline: true });
+  });
+
+  it('says that no model ran in an offline run, and shows no cost', () => {
+    const offline = { ...HEADER, offline: true };
+    const html = renderPage(jsonl(offline, exchange(1, HI, [text('x')]), exchange(2, HI, [])));
+    expect(header(html), 'what answered').toContain('offline demo model');
+    expect(header(html)).toContain('no model ran');
+    expect(said(html), 'no dollar figure for a model that did not run').not.toMatch(/\$\d/);
+    expect(island(html).rows.map((row) => row.cost)).toEqual([undefined, undefined]);
+  });
+
+  it('draws every step above the axis: a summary request\'s and a sub-agent\'s too', () => {
+    const overloaded = { type: 'error', error: { type: 'overloaded_error', message: 'Over' } };
+    const html = renderPage(jsonl(HEADER, exchange(1, HI, [text('a')]),
+      exchange(2, [user('summarise')], [text('Sum.')], { agent: 'compaction' }),
+      exchange(3, HI, [text('b')], { agent: 'sub-agent' }),
+      exchange(4, HI, [], { agent: 'compaction', status: 529, response: overloaded })));
+    const zero = Number(/<line class="grid" [^>]*y1="([\d.]+)"[^>]*\/><text class="tick"[^>]*>0</
+      .exec(html)![1]);
+    for (const n of [1, 2, 3, 4]) {
+      const step = new RegExp(`<a class="step[^"]*" data-n="${n}"[^]*?</a>`).exec(html)![0];
+      const rects = step.matchAll(/<rect [^>]*y="([\d.]+)" [^>]*height="([\d.]+)"/g);
+      for (const [rect, y, height] of rects) {
+        expect(Number(y) + Number(height), `step ${n}: ${rect} goes below 0`)
+          .toBeLessThanOrEqual(zero);
+      }
+    }
+    expect(html, 'a summary request still marked as one').toMatch(
+      /<a class="step summariser" data-n="2"[^]*?<rect class="band"/);
+  });
+
+  it('counts what it lists: the requests to the model, and the lookup of the model', () => {
+    const html = renderPage(jsonl(HEADER, models, exchange(2, HI, [text('a')]),
+      exchange(3, HI, [text('b')])));
+    const listed = count(html, /<details class="request[^"]*" id="r\d+"/g);
+    expect(listed).toBe(3);
+    expect(header(html)).toContain('2 requests to the model (2 main)');
+    expect(header(html), 'and the lookup, said what it is').toContain('1 lookup of the model ' +
+      '(GET /v1/models/claude-sonnet-5-5): its context window, asked at start-up');
+    const lookup = /<details class="request other" id="r1"[^]*?<\/summary>/.exec(html)![0];
+    expect(lookup, 'its line says what it is').toContain('context window, looked up at start-up');
   });
 });
 

@@ -183,7 +183,8 @@
   }
 
   /**
-   * Two lines: `input 3,575 tokens (0 read from the cache, …) · output 115 tokens · cost $0.0083`
+   * Two lines: `input 3,575 tokens (0 read from the cache, …) · output 115 tokens · estimated cost
+   * $0.0083 at list prices`
    * and `sent 2026-11-24 10:00:01.480 UTC · first byte after 40 ms · complete after 80 ms`.
    */
   function numbers(row) {
@@ -193,8 +194,10 @@
       const p = el('p', 'numbers');
       p.append('input ', el('b', '', `${number(u.read + u.written + u.uncached)} tokens`),
         ` (${number(u.read)} read from the cache, ${number(u.written)} written to it, ` +
-        `${number(u.uncached)} uncached) · output `, el('b', '', `${number(u.output)} tokens`),
-        ' · cost ', el('b', '', dollars(row.cost)));
+        `${number(u.uncached)} uncached) · output `, el('b', '', `${number(u.output)} tokens`));
+      // The offline demo model is no model: nothing to price.
+      if (row.offline) p.append(' · no cost: the offline demo model answered');
+      else p.append(' · estimated cost ', el('b', '', dollars(row.cost)), ' at list prices');
       lines.push(p);
     }
     const t = row.times;
@@ -340,7 +343,7 @@
     if (isSummary(value)) top.append(el('span', 'tag kind', 'summary of the earlier conversation'));
     box.append(top);
     blocksOf(value).forEach((b, k) => {
-      box.append(block(b, { calls, sent: true }));
+      if (!isEmptyThinking(b)) box.append(block(b, { calls, sent: true }));
       if (breakpoints.has(`${i}:${k}`)) box.append(breakpointNote());
     });
     return box;
@@ -350,6 +353,11 @@
     return el('div', 'breakpoint', 'cache breakpoint (cache_control): everything up to here ' +
       'can be read from the cache by the next request');
   }
+
+  // A thinking block with no text (a reply whose thinking is not shown, the offline model's
+  // summary): no box, rather than an empty one.
+  const isEmptyThinking = (b) =>
+    b?.type === 'thinking' && textOf(b.thinking ?? '').trim() === '';
 
   const PLACEHOLDER = '[cleared to save context: the result of ';
   const KINDS = new Set(['text', 'thinking', 'redacted_thinking', 'tool_use', 'tool_result',
@@ -420,7 +428,7 @@
       part.append(el('p', 'meta', row.status >= 400 ? 'an error: see above' : 'no reply'));
       return part;
     }
-    for (const b of content) part.append(block(b, { sent: false }));
+    for (const b of content) if (!isEmptyThinking(b)) part.append(block(b, { sent: false }));
     return part;
   }
 

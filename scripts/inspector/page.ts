@@ -21,6 +21,7 @@ export interface TraceHeader {
   chapter?: string; // "s05_context_compact"
   workspace?: string;
   started?: string; // an ISO date
+  offline?: boolean; // true: no key, so the offline demo model answered (older traces do not say)
 }
 
 /** One HTTP exchange with the API, every try its own (the format is in shared/trace.ts). */
@@ -181,6 +182,7 @@ function asHeader(value: Record<string, any>): TraceHeader {
     chapter: optionalText(value.chapter),
     workspace: optionalText(value.workspace),
     started: optionalText(value.started),
+    offline: typeof value.offline === 'boolean' ? value.offline : undefined,
   };
 }
 
@@ -421,6 +423,7 @@ export interface Row {
   summary: boolean; // starts with a summary it had not sent before
   retryOf?: number; // the n of the try this one repeats
   retriedAs?: number;
+  offline?: true; // the offline demo model answered it: no model ran, and it cost nothing
 }
 
 /** A run's context window and where it starts compacting (tokens), if it said (s05, s06). */
@@ -448,15 +451,17 @@ function usageOf(response: unknown): Row['usage'] {
   };
 }
 
-function rowOf(exchange: NumberedExchange): Row {
+function rowOf(exchange: NumberedExchange, header: TraceHeader): Row {
   const { n, run, inRun, agent, method, path, status, error, retryAfter, times, response } =
     exchange;
   const isRequest = isMessagesRequest(exchange);
   const row: Row = { n, run, inRun, try: exchange.try, agent, method, path, status, error,
     retryAfter, times, isRequest, response, placeholders: 0, summary: false };
   row.usage = isRequest ? usageOf(response) : undefined;
+  // The offline demo model's requests cost nothing: no price for a model that did not run.
+  if (header.offline) row.offline = true;
   const model = exchange.sent?.params.model;
-  if (row.usage && typeof model === 'string') row.cost = cost(model, row.usage);
+  if (row.usage && typeof model === 'string' && !row.offline) row.cost = cost(model, row.usage);
   return row;
 }
 
@@ -501,7 +506,7 @@ export function replay(trace: Trace): Replay {
   const { values } = trace;
   const latest = new Map<string, Row>(); // each agent's latest request, by `run agent`
   const rows = trace.exchanges.map((exchange) => {
-    const row = rowOf(exchange);
+    const row = rowOf(exchange, trace.runs[exchange.run]);
     if (!row.isRequest) return row;
     const key = `${row.run} ${row.agent}`;
     const before = latest.get(key);
@@ -664,9 +669,6 @@ function renderHeader(run: Replay, title: string): string {
     used.reduce((total, u) => total + part(u), 0);
   const input = sum(inputOf);
   const fromCache = input ? Math.round((sum((u) => u.read) / input) * 100) : 0;
-  const costs = requests.flatMap((row) => (row.cost === undefined ? [] : [row.cost]));
-  const unpriced = used.length - costs.length;
-  const total = costs.length ? dollars(costs.reduce((a, b) => a + b, 0)) : '—';
   // From the first request to the last of each run, added up: runs may be days apart.
   const firsts = new Map<number, number>(); // each run's first time sent, and its last time
   const lasts = new Map<number, number>();
@@ -680,11 +682,12 @@ function renderHeader(run: Replay, title: string): string {
   const context: Context | undefined = contexts.length === 1 ? JSON.parse(contexts[0]) : undefined;
 
   const facts = [
-    `${plural(requests.length, 'request')}${agents ? ` (${agents})` : ''}`,
+    `${plural(requests.length, 'request')} to the model${agents ? ` (${agents})` : ''}`,
+    ...describeOthers(run.rows.filter((row) => !row.isRequest)),
     failed ? `${number(failed)} failed` : '',
     `${number(input)} input tokens, ${fromCache}% read from the cache`,
     `${number(sum((u) => u.output))} output tokens`,
-    `cost ${total}${unpriced && costs.length ? ` (and ${unpriced} of unknown price)` : ''}`,
+    describeCost(requests),
     run.rows.length === 0 ? '' : `${duration(span)} from the first request to the last` +
       (runs.length > 1 ? ' (each run\'s, added up)' : ''),
     context ? `context window ${number(context.window)} tokens, ` +
@@ -700,11 +703,58 @@ function renderHeader(run: Replay, title: string): string {
   const lines = `line${skipped === 1 ? '' : 's'}`;
   const note = skipped ? `<p class="note">${number(skipped)} ${lines} of the trace skipped: cut ` +
     'off mid-write, too long to read, or of a kind this page does not know.</p>\n' : '';
+  const these = runs.length === 1 ? 'this run' : 'these runs';
   return `<header>
 <h1>${escapeHtml(title)}</h1>
+<p class="lede">Every request ${these} sent to the model, in order: the chart shows each one's \
+size in tokens, and opening one shows what it sent and what came back.</p>
 <p class="where">${escapeHtml(where.join(' · '))}</p>
-<ul class="facts">${facts.map((fact) => `<li>${escapeHtml(fact)}</li>`).join('')}</ul>
+${describeOffline(runs)}<ul class="facts">\
+${facts.map((fact) => `<li>${escapeHtml(fact)}</li>`).join('')}</ul>
 ${note}</header>`;
+}
+
+/** GET /v1/models/{id}: s05 and s06 ask the API for the model's context window at start-up. */
+const isModelLookup = ({ method, path }: Row) => method === 'GET' && path.startsWith('/v1/models/');
+
+/**
+ * The exchanges listed that are not requests to the model, so that the header counts what the
+ * list shows: `1 lookup of the model (GET /v1/models/claude-sonnet-5-5): its context window, …`
+ */
+function describeOthers(others: Row[]): string[] {
+  const lookups = others.filter(isModelLookup);
+  const paths = [...new Set(lookups.map((row) => row.path))];
+  const path = paths.length === 1 ? paths[0] : '/v1/models/{id}';
+  return [
+    lookups.length ? `${plural(lookups.length, 'lookup')} of the model (GET ${path}): its ` +
+      'context window, asked at start-up' : '',
+    others.length > lookups.length
+      ? `${plural(others.length - lookups.length, 'other exchange')} with the API` : '',
+  ];
+}
+
+/** `cost $0.0612, an estimate at list prices`: what the tokens would cost, not a bill. */
+function describeCost(requests: Row[]): string {
+  const paid = requests.filter((row) => !row.offline);
+  if (requests.length > 0 && paid.length === 0) return ''; // the offline demo model's only
+  const costs = paid.flatMap((row) => (row.cost === undefined ? [] : [row.cost]));
+  if (costs.length === 0) return 'cost —';
+  const unpriced = paid.filter((row) => row.usage).length - costs.length;
+  const offline = paid.length < requests.length ? '; none for the offline runs' : '';
+  return `cost ${dollars(costs.reduce((a, b) => a + b, 0))}, an estimate at list prices` +
+    `${unpriced ? ` (and ${unpriced} of unknown price)` : ''}${offline}`;
+}
+
+/** An offline run: what answered, and that no model ran. */
+function describeOffline(runs: TraceHeader[]): string {
+  const offline = runs.filter((header) => header.offline).length;
+  if (offline === 0) return '';
+  const which = runs.length === 1 ? 'This run was offline'
+    : offline === runs.length ? 'Every run was offline'
+    : `${offline} of the ${runs.length} runs were offline`;
+  return `<p class="note offline">${which}: with no API key set, the offline demo model answered \
+(shared/offline-model.ts: a few rules, not an AI). So no model ran, nothing was charged, and the \
+token counts are its estimates.</p>\n`;
 }
 
 const hasFailed = (row: Row) => Boolean(row.error) || (row.status ?? 200) >= 400;
@@ -849,8 +899,8 @@ const STEP_CLASS: Record<string, string> = { main: 'main', 'sub-agent': 'sub-age
 
 /**
  * One request, a link to its line in the list: its input (read from the cache, written to it,
- * uncached) and its output stacked, a red foot if it failed, a band under it if an agent other
- * than the main one sent it.
+ * uncached) and its output stacked, a red foot if it failed, a band on top if an agent other
+ * than the main one sent it. All above the axis: nothing is drawn below zero tokens.
  */
 function step(row: Row, x: number, width: number, y: Scale): string {
   // Bars with a gap between them while there is room for one; past that, side by side.
@@ -861,7 +911,7 @@ function step(row: Row, x: number, width: number, y: Scale): string {
     `<rect class="${kind}" x="${left}" y="${top}" width="${round(bar)}" height="${height}"/>`;
   // A hit area of the step's full height: a short bar is as easy to point at as a tall one.
   const parts = [`<rect class="hit" x="${round(x)}" y="${CHART.top}" width="${round(width)}" \
-height="${CHART.height + 14}"/>`];
+height="${CHART.height}"/>`];
   const u = row.usage;
   const stack: [string, number][] = u
     ? [['read', u.read], ['written', u.written], ['uncached', u.uncached], ['output', u.output]]
@@ -874,7 +924,9 @@ height="${CHART.height + 14}"/>`];
     parts.push(rect(kind, y(level), round(bottom - y(level))));
   }
   if (hasFailed(row)) parts.push(rect('failure', base - 6, 6));
-  if (row.agent !== 'main') parts.push(rect('band', base + 4, 6));
+  // The band sits on the bar: under the axis it would read as tokens below zero.
+  const top = Math.min(y(level), hasFailed(row) ? base - 6 : base);
+  if (row.agent !== 'main') parts.push(rect('band', round(top - 8), 6));
   const classes = ['step', STEP_CLASS[row.agent] ?? 'summariser'];
   if (hasFailed(row)) classes.push('failed');
   return `<a class="${classes.join(' ')}" data-n="${row.n}" href="#r${row.n}"><title>\
@@ -1053,6 +1105,7 @@ function requestLine(row: Row, start: number): string {
   ];
   if (row.try > 1) bits.push(['retry', `try ${row.try}`]);
   if (!row.isRequest) bits.push(['path', `${row.method} ${row.path}`]);
+  if (isModelLookup(row)) bits.push(['what', "the model's context window, looked up at start-up"]);
   if (hasFailed(row)) bits.push(['error', failure(row)]);
   if (row.retriedAs) bits.push(['retry', `retried as #${row.retriedAs}`]);
   const stop = (row.response as { stop_reason?: unknown } | null)?.stop_reason;
@@ -1069,7 +1122,7 @@ function requestLine(row: Row, start: number): string {
       .filter(Boolean);
     const cached = cache.length ? ` (cache: ${cache.join(', ')})` : '';
     bits.push(['tokens', `in ${number(inputOf(u))}${cached} · out ${number(u.output)}`]);
-    bits.push(['cost', dollars(row.cost)]);
+    if (!row.offline) bits.push(['cost', dollars(row.cost)]); // no price for the offline model
   }
   const { sent, done } = row.times;
   bits.push(['time', seconds(done === null ? null : done - sent)]);
