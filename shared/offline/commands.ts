@@ -1,0 +1,182 @@
+/**
+ * The offline demo model's command language, as it was before it learned tasks, and still there
+ * for quick looks: `run <command>`, `read <file>`, `list`, `search <regex>`, `write`, `edit`,
+ * `delegate`, `compact`, `history`, `prompt`, and two joined with "then". Each becomes a tool call
+ * with the best tool the chapter offers; after the results it quotes them back, and says that it
+ * only echoes them.
+ */
+import type { Reply, ReplyBlock } from '../fake-anthropic.ts';
+import { blocks, SUMMARY_HEAD, textOf, type Message } from './conversation.ts';
+import { say } from './reply.ts';
+import { DEMO_TASKS } from './tasks.ts';
+
+// Each command, what it does, and the tools it needs (any one of them; none: it always works).
+export const OFFLINE_COMMANDS: [command: string, what: string, needs: string[]][] = [
+  ['run <command>', 'run a shell command', ['bash']],
+  ['read <file>', 'show a file with line numbers', ['read_file', 'bash']],
+  ['list | find <glob>', 'list files', ['glob', 'bash']],
+  ['search <regex>', 'search file contents', ['grep', 'bash']],
+  ['write <file>: <text>', 'create a file', ['write_file', 'bash']],
+  ['edit <file>: <old> => <new>', 'replace text in a file', ['edit_file']],
+  ['delegate <task>', 'hand a task to a sub-agent', ['agent']],
+  ['compact', 'compact the conversation', ['compact']],
+  ['history | prompt', 'what the model can see', []],
+];
+
+/** The commands that work with these tools: a chapter's banner lists only what it can do. */
+export const usable = (tools: Set<string>) =>
+  OFFLINE_COMMANDS.filter(([, , needs]) => needs.length === 0 || needs.some((t) => tools.has(t)));
+
+type Block = { type: string; [k: string]: any };
+
+/** A prompt in the command language: one tool call per command, or a sentence saying why not. */
+export function runCommands(prompt: string, tools: Set<string>, body: any): Reply {
+  if (/^history$/i.test(prompt)) return say(describeHistory(body.messages));
+  if (/^prompt$/i.test(prompt)) return say(describePrompt(body.system));
+  // "read a.txt then run ls" → two tool calls in one reply.
+  const verbs = '(?:run|read|list|find|search|write|edit|delegate|compact)\\b';
+  const parts = prompt.split(new RegExp(`\\s+then\\s+(?=${verbs})`, 'i'));
+  const calls = parts.map((part) => toToolCall(part.trim(), tools));
+  const failed = calls.find((c): c is string => typeof c === 'string');
+  if (failed !== undefined) return say(failed);
+  const text = `On it: ${parts.join(', then ')}.`;
+  return { content: [{ type: 'text', text }, ...(calls as ReplyBlock[])] };
+}
+
+/** Whether a prompt is a command of the language (its first word is one). */
+export const isCommand = (prompt: string) =>
+  /^(?:run|read|list|find|search|write|edit|delegate|compact|history|prompt)\b/i.test(prompt);
+
+const call = (name: string, input: Record<string, unknown>): ReplyBlock => {
+  return { type: 'tool_use', name, input };
+};
+const quote = (s: string) => `'${s.replace(/'/g, `'\\''`)}'`;
+
+/** One command → one tool call, or a sentence explaining why not. */
+function toToolCall(command: string, tools: Set<string>): ReplyBlock | string {
+  const [, verb = '', rest = ''] = command.match(/^(\w+)\s*([\s\S]*)$/) ?? [];
+  const arg = rest.trim();
+  const bash = (cmd: string) => {
+    return tools.has('bash') ? call('bash', { command: cmd }) : noTool('bash');
+  };
+  switch (verb.toLowerCase()) {
+    case 'run':
+      return arg ? bash(arg) : 'Tell me what to run, for example: run ls -la';
+    case 'read':
+      if (!arg) return 'Tell me which file, for example: read package.json';
+      if (tools.has('read_file')) return call('read_file', { file_path: arg });
+      return bash(`cat -n ${quote(arg)}`);
+    case 'list':
+      return tools.has('glob') ? call('glob', { pattern: arg || '*' }) : bash('ls -la');
+    case 'find': {
+      if (!arg) return 'Tell me what to find, for example: find **/*.ts';
+      if (tools.has('glob')) return call('glob', { pattern: arg });
+      const path = `-path ${quote('./' + arg)} -print -o -name ${quote(arg)} -print`;
+      return bash(`find . -path ./node_modules -prune -o ${path}`);
+    }
+    case 'search':
+      if (!arg) return 'Tell me what to search for, for example: search TODO';
+      if (tools.has('grep')) return call('grep', { pattern: arg });
+      return bash(`grep -rnE --exclude-dir=node_modules -- ${quote(arg)} .`);
+    case 'write': {
+      const m = arg.match(/^(\S+?):\s?([\s\S]*)$/);
+      if (!m) return 'Write needs a file and text, for example: write notes.txt: hello';
+      return tools.has('write_file')
+        ? call('write_file', { file_path: m[1], content: m[2] + '\n' })
+        : bash(`printf '%s\\n' ${quote(m[2])} > ${quote(m[1])}`);
+    }
+    case 'edit': {
+      const m = arg.match(/^(\S+?):\s?([\s\S]*?)\s=>\s([\s\S]*)$/);
+      if (!m) {
+        return 'Edit needs a file, the old text and the new text, for example: ' +
+          'edit notes.txt: hello => goodbye';
+      }
+      if (!tools.has('edit_file')) return noTool('edit_file');
+      return call('edit_file', { file_path: m[1], old_string: m[2], new_string: m[3] });
+    }
+    case 'delegate':
+      if (!arg) return 'Tell me what to delegate, for example: delegate search TODO';
+      return tools.has('agent') ? call('agent', { task: arg }) : noTool('agent');
+    case 'compact':
+      return tools.has('compact') ? call('compact', {}) : noTool('compact');
+    default:
+      return notUnderstood(command, tools);
+  }
+}
+
+function noTool(name: string): string {
+  const alternative = name === 'bash' ? '' : ' Try: run <command>';
+  const cannot = `This chapter does not give me the \`${name}\` tool, so I cannot do that here.`;
+  return `${cannot}${alternative}`;
+}
+
+/** Everything else: it says so, and what it can do instead. */
+export function notUnderstood(prompt: string, tools: Set<string>): string {
+  const what = `"${prompt.slice(0, 60)}"`;
+  const intro = `I am the offline demo model, a script and not an AI, so I did not understand ` +
+    `${what}.`;
+  return `${intro}\n${whatICanDo(tools)}`;
+}
+
+/** The tasks it plays first, then the commands this chapter's tools allow. */
+export function whatICanDo(tools: Set<string>): string {
+  const list = usable(tools).map(([cmd]) => cmd).join(', ');
+  return [
+    `I can play these tasks: ${DEMO_TASKS.map(([task]) => task).join('; ')}. Try them in the ` +
+      'sample project: npm run demo <chapter>, then type: fix the failing test.',
+    `And these commands: ${list}. Join two with "then".`,
+    'For a model that understands anything: set ANTHROPIC_API_KEY (see .env.example).',
+  ].join('\n');
+}
+
+/** After tool calls: quote what each tool returned (the first lines), so the loop is visible. */
+export function describeResults(results: Block[], messages: Message[]): string {
+  const uses = new Map<string, Block>();
+  for (const m of messages) {
+    for (const b of blocks(m.content)) if (b.type === 'tool_use') uses.set(b.id, b);
+  }
+  const parts = results.map((r) => {
+    const use = uses.get(r.tool_use_id);
+    // A long input is cut between characters, and the cut is marked: `{"new_string":"…` is no
+    // value.
+    const input = [...JSON.stringify(use?.input ?? {})];
+    const shortened = input.length > 60 ? `${input.slice(0, 60).join('')}…` : input.join('');
+    const label = use ? `${use.name}(${shortened})` : 'a tool';
+    const out = typeof r.content === 'string' ? r.content : textOf(r.content ?? []);
+    const lines = out.split('\n');
+    const shown = lines.slice(0, 8).map((l) => `  ${l.slice(0, 160)}`).join('\n');
+    const more = lines.length > 8 ? `\n  … (${lines.length - 8} more lines)` : '';
+    return `${r.is_error ? 'That failed' : 'Result of'} ${label}:\n${shown}${more}`;
+  });
+  const honest = '(offline demo: I only echo tool results; a real model would reason about them.)';
+  return `${parts.join('\n')}\n${honest}`;
+}
+
+function describeHistory(messages: Message[]): string {
+  const prompts = messages
+    .filter((m) => m.role === 'user' && textOf(m.content).trim())
+    .map((m) => textOf(m.content).trim());
+  const toolCalls = messages.flatMap((m) => blocks(m.content)).filter((b) => b.type === 'tool_use');
+  const list = prompts.map((p, i) => `  ${i + 1}. ${p.slice(0, 70)}`).join('\n');
+  const count = (n: number, what: string) => `${n} ${what}${n === 1 ? '' : 's'}`;
+  const yours = `${count(prompts.length, 'prompt')} from you`;
+  const calls = count(toolCalls.length, 'tool call');
+  const seen = `${count(messages.length, 'message')}: ${yours} and ${calls}`;
+  // After a compaction (s05) the conversation starts with the summary: show it, it is all that is
+  // left of the earlier part.
+  const first = prompts[0] ?? '';
+  if (!first.startsWith(SUMMARY_HEAD)) return `I can see ${seen}.\n${list}`;
+  const summary = first.split('\n').map((line) => `     ${line}`).join('\n');
+  const intro = 'The first is a summary of the earlier conversation:';
+  return `I can see ${seen}.\n${list}\n${intro}\n${summary}`;
+}
+
+function describePrompt(system: unknown): string {
+  const text = typeof system === 'string' ? system : Array.isArray(system) ? textOf(system) : '';
+  if (!text) return 'I received no system prompt.';
+  const headings = text.split('\n').filter((l) => /^#+\s/.test(l));
+  const first = text.split('\n').slice(0, 3).map((l) => `  ${l.slice(0, 100)}`).join('\n');
+  const sections = headings.length ? ` Sections: ${headings.join(' | ')}.` : '';
+  const size = `${text.length} characters, ${text.split('\n').length} lines`;
+  return `My system prompt is ${size}.${sections}\nIt begins:\n${first}`;
+}

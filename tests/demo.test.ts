@@ -1,0 +1,213 @@
+/**
+ * The offline demo model at work on the sample project (demo/), each chapter run as a reader runs
+ * it (`npm run demo sNN`, then `fix the failing test`): the chapter as a subprocess with no key, in
+ * a fresh copy of demo/, against the offline model, so every request passes the fake's checks.
+ *
+ * What each run must show: the sample project's own `node --test` fails before and passes after;
+ * the thinking on stderr and the answer on stdout, naming the file and the change; and the
+ * chapter's mechanism at work: bash only (s01), the file tools (s02), a sub-agent that explores
+ * (s03), Ctrl+C and `-c` + `continue` (s04), a compaction it goes on from (s05), a rule from
+ * AGENTS.md followed only while it is there (s06). And the same task, on the project laid out
+ * differently, still done: each step follows what the tools showed, not a script.
+ */
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { copyDemo, DEMO, DEMO_ENV, edit, FIX, nodeTest, varyDemo } from './helpers/demo.ts';
+import { REPO, runChapter, runRepl, type RunResult } from './helpers/run-chapter.ts';
+
+// A run is ten replies or so, and the sample project's tests twice: a few seconds of CPU each. On a
+// busy machine (the whole suite, two cores) the concurrent runs take longer than the default.
+const RUN_MS = 80_000;
+const TEST_MS = 90_000;
+
+type Line = Record<string, any>;
+const readTrace = (file: string): Line[] =>
+  readFileSync(file, 'utf8').trimEnd().split('\n').map((line) => JSON.parse(line));
+const exchanges = (lines: Line[]) => lines.filter((l) => l.type === 'exchange' && l.request);
+
+const RULE = '- After fixing a bug, add a line to CHANGELOG.md';
+
+/** Run a chapter offline on a fresh copy of demo/: `-p "fix the failing test"`, and more. */
+function fixIn(chapter: string, more: { args?: string[]; env?: Record<string, string>; setup?: (ws: string) => void } = {}) {
+  return runChapter(chapter, {
+    offline: true,
+    args: ['-p', FIX, ...(more.args ?? [])],
+    setup: more.setup ?? copyDemo,
+    env: { ...DEMO_ENV, ...more.env },
+    timeoutMs: RUN_MS,
+  });
+}
+
+/** Where the bug is: in demo/ as shipped, and in the copy varyDemo (helpers/demo.ts) lays out. */
+const AS_SHIPPED = { test: 21, line: 19, number: 10, expected: 9000, got: 10000 };
+const VARIED = { test: 25, line: 24, number: 11, expected: 9900, got: 11000 };
+
+/** What every run that fixed the bug shows: the tests pass now; thinking on stderr; the answer. */
+function expectFixed(run: RunResult, bug = AS_SHIPPED) {
+  const where = `\n--- stdout ---\n${run.stdout}\n--- stderr (end) ---\n${run.stderr.slice(-3000)}`;
+  expect(run.code, `the chapter should exit 0${where}`).toBe(0);
+  const after = nodeTest(run.workspace);
+  expect(after.fail, `after the run, the sample project's own node --test should pass${where}`).toBe(0);
+  expect(after.pass).toBeGreaterThan(40);
+  expect(run.stderr, 'the model thinks before it acts, and the chapter shows it on stderr').toMatch(/^\[thinking\] \w/m);
+  expect(run.stdout, 'thinking goes to stderr, not to the answer').not.toContain('[thinking]');
+  expect(run.stdout, 'the answer names the failing test, what it expected and got').toContain(
+    `Fixed. The failing test was “gives the bulk discount from ${bug.number} items” ` +
+      `(test/discounts.test.js:${bug.test}): expected ${bug.expected}, got ${bug.got}.`,
+  );
+  expect(run.stdout, 'the answer names the file, the line and the change').toContain(
+    `The change, src/discounts.js line ${bug.line}: \`return quantity > BULK_MIN_QUANTITY;\` → \`return quantity >= BULK_MIN_QUANTITY;\`.`,
+  );
+  expect(run.stdout, 'and why').toContain(`leaves out exactly ${bug.number} (BULK_MIN_QUANTITY is ${bug.number})`);
+  expect(run.stdout, 'and that it checked its work').toMatch(/^Tests: (\d+) of \1 pass \(node --test/m);
+}
+
+it('before: the sample project has exactly one failing test, the one its bug breaks', () => {
+  const before = nodeTest(DEMO);
+  expect(before.fail, before.output).toBe(1);
+  expect(before.output).toMatch(/not ok \d+ - gives the bulk discount from 10 items|✖ gives the bulk discount from 10 items/);
+});
+
+describe.concurrent('fix the failing test, offline, in each chapter', { timeout: TEST_MS }, () => {
+  // The project laid out differently (helpers/demo.ts): each step follows what the tools show.
+  it('s01: with bash alone (cat -n, sed -n, sed -i), on the project laid out differently', async () => {
+    const run = await fixIn('s01', { setup: varyDemo });
+    expectFixed(run, VARIED);
+    expect(run.stderr).toMatch(/\$ node --test/);
+    expect(run.stderr, 'it reads the test near the failing line').toMatch(/\$ cat -n test\/discounts\.test\.js \| sed -n '19,39p'/);
+    expect(run.stderr).toMatch(/\$ sed -i '24s\/quantity > BULK_MIN_QUANTITY\/quantity >= BULK_MIN_QUANTITY\/' src\/discounts\.js/);
+    expect(run.stderr.match(/\$ node --test/g), 'the tests run twice: to see the failure, and to check the fix').toHaveLength(2);
+  });
+
+  it('s02: with the file tools: read_file near the line, grep, edit_file', async () => {
+    const run = await fixIn('s02');
+    expectFixed(run);
+    expect(run.stderr).toMatch(/> read_file test\/discounts\.test\.js, offset: \d+, limit: \d+/);
+    expect(run.stderr).toMatch(/> grep function lineTotal/);
+    expect(run.stderr).toMatch(/> edit_file src\/discounts\.js, old_string: return quantity > BULK_MIN_QUANTITY;/);
+    expect(run.stdout, 'each step writes down what it learned').toContain(
+      'The failing test is “gives the bulk discount from 10 items” at test/discounts.test.js:21: expected 9000, got 10000.',
+    );
+  });
+
+  it('s03: the exploration goes to a sub-agent, and the main agent edits from its report alone', async () => {
+    const run = await fixIn('s03', { args: ['--trace=trace.jsonl'] });
+    expectFixed(run);
+    const sent = exchanges(readTrace(join(run.workspace, 'trace.jsonl')));
+    const child = sent.filter((e) => e.agent === 'sub-agent');
+    expect(child.length, 'the sub-agent made requests of its own').toBeGreaterThan(1);
+    const task = child[0].request.messages[0].content;
+    expect(task, 'its conversation starts with the task, and nothing of the parent’s').toMatch(/^Find where lineTotal is defined/);
+    expect(child[0].request.messages).toHaveLength(1);
+    const report = child[child.length - 1].response.content.find((b: any) => b.type === 'text').text;
+    expect(report, 'it reports the file, the lines and the code').toMatch(/lineTotal is defined in src\/discounts\.js at line 23[\s\S]*In src\/discounts\.js:\n[\s\S]*19\t  return quantity > BULK_MIN_QUANTITY;/);
+    // The main agent's own calls: none reads or searches the module the sub-agent explored.
+    const mainCalls = sent
+      .filter((e) => e.agent === 'main')
+      .flatMap((e) => e.response.content.filter((b: any) => b.type === 'tool_use'));
+    const looks = mainCalls.filter((c: any) => ['read_file', 'grep', 'glob', 'bash'].includes(c.name));
+    const touched = looks.filter((c: any) => JSON.stringify(c.input).includes('src/discounts.js'));
+    expect(touched, 'the main agent does not read src/discounts.js itself').toEqual([]);
+    expect(mainCalls.map((c: any) => c.name)).toContain('agent');
+  });
+
+  it('s06: follows the rule of AGENTS.md, which reaches it through the system prompt: a CHANGELOG line', async () => {
+    const run = await fixIn('s06');
+    expectFixed(run);
+    const changelog = readFileSync(join(run.workspace, 'CHANGELOG.md'), 'utf8');
+    const line = '- Fixed: lineTotal did not give the bulk discount from 10 items: `>` where `>=` was meant (src/discounts.js)';
+    expect(changelog, 'the line, first under ## Unreleased').toContain(`## Unreleased\n\n${line}\n- Added: the TEATIME coupon`);
+    expect(run.stdout).toMatch(/Added to CHANGELOG\.md under ## Unreleased, as the project's instructions ask/);
+  });
+
+  it('s06 without the rule in AGENTS.md (and the project laid out differently): CHANGELOG.md untouched', async () => {
+    const setup = (ws: string) => {
+      varyDemo(ws);
+      edit(ws, 'AGENTS.md', (text) => text.split('\n').filter((line) => !line.startsWith(RULE)).join('\n'));
+    };
+    const run = await fixIn('s06', { setup });
+    expectFixed(run, VARIED);
+    expect(readFileSync(join(run.workspace, 'CHANGELOG.md'), 'utf8')).toBe(readFileSync(join(DEMO, 'CHANGELOG.md'), 'utf8'));
+  });
+
+  it('s05: with CONTEXT_WINDOW=10000 it compacts on the way, and goes on from its own summary', async () => {
+    const run = await fixIn('s05', { args: ['--trace=trace.jsonl'], env: { CONTEXT_WINDOW: '10000' } });
+    expectFixed(run);
+    const lines = readTrace(join(run.workspace, 'trace.jsonl'));
+    const compactions = lines.filter((l) => l.type === 'event' && l.event === 'compaction');
+    expect(compactions.length, `at least one compaction:\n${run.stderr.slice(-2000)}`).toBeGreaterThan(0);
+    const asked = exchanges(lines).find((e) => e.agent === 'compaction')!;
+    expect(asked.request.tools, 'the summary request offers no tools').toBeUndefined();
+    expect(asked.request.messages[0].content).toMatch(/\n\n---\nSummarise the conversation above/);
+    const summary = asked.response.content.find((b: any) => b.type === 'text').text;
+    for (const heading of ['1. Requests', '2. Files', '3. Errors', '4. Decisions', '5. State', '6. Next step']) {
+      expect(summary, `the summary has the heading ${heading}`).toContain(`\n${heading}\n`);
+    }
+    expect(summary, 'it names the request').toMatch(/1\. Requests\n- fix the failing test\n/);
+    expect(summary, 'and the files read').toMatch(/2\. Files\n- test\/discounts\.test\.js: read/);
+    expect(summary, 'what was found').toContain('The failing test is “gives the bulk discount from 10 items” at test/discounts.test.js:21');
+    expect(summary, 'and what is left').toMatch(/- Not finished: fix the failing test\n[\s\S]*6\. Next step\n- \S/);
+    // The main agent's next request starts from the summary, and the task still finishes.
+    const next = exchanges(lines).find((e) => e.agent === 'main' && e.n > asked.n)!;
+    expect(next.request.messages[0].content).toContain(summary);
+  });
+});
+
+it('s04: Ctrl+C in the middle of the task, then -c and "continue" finishes it', async () => {
+  // A pace a person could press Ctrl+C at: the press comes while the tests run or the next reply streams.
+  const first = await runRepl('s04', [FIX, { after: /\$ node --test/, keys: '\x03', delayMs: 100 }, 'exit'], {
+    offline: true,
+    setup: copyDemo,
+    env: { OFFLINE_PACE_MS: '600' },
+    timeoutMs: RUN_MS,
+  });
+  expect(first.code, first.stdout).toBe(0);
+  expect(first.stdout, 'the turn was interrupted').toContain('(interrupted: the turn stopped here');
+  expect(nodeTest(first.workspace).fail, 'nothing was fixed yet').toBe(1);
+
+  const resumed = await runChapter('s04', {
+    offline: true,
+    args: ['-c', '-p', 'continue'],
+    folders: { workspace: first.workspace, home: first.home },
+    env: DEMO_ENV,
+    timeoutMs: RUN_MS,
+  });
+  expect(resumed.stderr).toMatch(/session \w+ \(resumed with \d+ messages\)/);
+  expectFixed(resumed);
+}, TEST_MS * 2);
+
+it('s05: /compact <focus> keeps the focus, and `history` shows the summary that says so', async () => {
+  const run = await runRepl('s05', ['run echo discount-check', 'run ls src', '/compact the discount', 'history', 'exit'], {
+    offline: true,
+    setup: copyDemo,
+    env: DEMO_ENV,
+    timeoutMs: RUN_MS,
+  });
+  expect(run.code, run.stdout).toBe(0);
+  expect(run.stdout).toMatch(/\[compacting \(you asked\): \d+ messages\]/);
+  const history = run.stdout.slice(run.stdout.lastIndexOf('s05 >> history'));
+  expect(history, 'the summary says what it was asked to keep').toContain('- Kept in particular, as the user asked: the discount');
+  expect(history, 'and keeps the lines about it').toMatch(/Kept in particular[^\n]*\n\s+- [^\n]*(discount-check|discounts\.js)/);
+  expect(history).toMatch(/1\. Requests\n\s+- run echo discount-check\n\s+- run ls src/);
+}, TEST_MS);
+
+it('npm run demo <chapter>: copies demo/ once, says where it works, reuses the copy, and --fresh starts over', () => {
+  const tmp = mkdtempSync(join(tmpdir(), 'lah-demo-script-'));
+  const env: Record<string, string> = { PATH: process.env.PATH!, HOME: tmp, TMPDIR: tmp, NO_COLOR: '1' };
+  const demo = (...args: string[]) =>
+    spawnSync(join(REPO, 'node_modules/.bin/tsx'), ['scripts/demo.ts', 's01', ...args], { cwd: REPO, env, encoding: 'utf8' });
+  const copy = join(tmp, 'lah-demo-s01');
+  const first = demo('-p', 'run echo changed > CHANGELOG.md');
+  expect(first.status, first.stderr).toBe(0);
+  expect(first.stderr).toContain(`[demo: working in ${copy}, a fresh copy of demo/; npm run demo s01 -- --fresh starts over]`);
+  expect(readFileSync(join(copy, 'CHANGELOG.md'), 'utf8'), 'the chapter ran in the copy').toBe('changed\n');
+  expect(readFileSync(join(DEMO, 'CHANGELOG.md'), 'utf8'), 'never in the repo').not.toBe('changed\n');
+  const again = demo('--fresh', '-p', 'run cat CHANGELOG.md');
+  expect(again.status, again.stderr).toBe(0);
+  expect(again.stdout, '--fresh: a new copy').toContain('# Changelog');
+  const reused = demo('-p', 'run ls');
+  expect(reused.stderr, 'and then reused').toContain(`[demo: working in ${copy}, the copy from before;`);
+}, TEST_MS);

@@ -1,0 +1,69 @@
+/**
+ * The sample project (demo/) in a test: a fresh copy as a chapter's workspace, and its own test
+ * command, `node --test`, run on it as a reader would run it.
+ *
+ *   const run = await runChapter('s02', { offline: true, setup: copyDemo, env: DEMO_ENV, args: […] });
+ *   nodeTest(run.workspace) → { pass: 52, fail: 0, output }
+ */
+import { spawnSync } from 'node:child_process';
+import { cpSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { REPO } from './run-chapter.ts';
+
+export const DEMO = join(REPO, 'demo');
+
+/** As fast as the offline model can go: no pause between streamed events. */
+export const DEMO_ENV = { OFFLINE_PACE_MS: '0' };
+
+export const FIX = 'fix the failing test';
+
+/** Copy demo/ into a workspace (runChapter's `setup`). */
+export function copyDemo(workspace: string): void {
+  cpSync(DEMO, workspace, { recursive: true });
+}
+
+/** The sample project's tests, run with the node running this test: how many pass and fail. */
+export function nodeTest(workspace: string) {
+  const run = spawnSync(process.execPath, ['--test'], { cwd: workspace, encoding: 'utf8' });
+  const output = `${run.stdout}${run.stderr}`;
+  const count = (what: string) => Number(output.match(new RegExp(`^[#ℹ] ${what} (\\d+)$`, 'm'))?.[1]);
+  return { pass: count('pass'), fail: count('fail'), status: run.status, output };
+}
+
+/** Change a file of the workspace: `edit(ws, 'src/a.js', (text) => …)`. */
+export function edit(workspace: string, file: string, change: (text: string) => string): void {
+  const path = join(workspace, file);
+  writeFileSync(path, change(readFileSync(path, 'utf8')));
+}
+
+/**
+ * The sample project laid out differently: lines added above the bug and above the failing test,
+ * and the boundary moved from 10 to 11 (in the code, the README and the test), so that the failing
+ * test, the line to change and the number are all elsewhere. A model that plays a script (line 19,
+ * the number 10) fails here; one that reads what the tools show does not.
+ */
+export function varyDemo(workspace: string): void {
+  copyDemo(workspace);
+  const helper = [
+    '/** The lines of an order, most expensive first (the invoice prints them so). */',
+    'export function byPrice(lines) {',
+    '  return [...lines].sort((a, b) => b.totalCents - a.totalCents);',
+    '}',
+    '',
+  ].join('\n');
+  edit(workspace, 'src/discounts.js', (text) =>
+    text
+      .replace('BULK_MIN_QUANTITY = 10;', 'BULK_MIN_QUANTITY = 11;')
+      .replace('/** Whether a line of', `${helper}\n/** Whether a line of`),
+  );
+  edit(workspace, 'README.md', (text) => text.replace('from 10 items of one', 'from 11 items of one'));
+  const single = "test('charges a single item its unit price', () => {\n  assert.equal(lineTotal(720, 1), 720);\n});\n\n";
+  edit(workspace, 'test/discounts.test.js', (text) =>
+    text
+      .replace('from 10 items of one product', 'from 11 items of one product')
+      .replace(
+        "test('gives the bulk discount from 10 items', () => {\n  // 10 items at €10.00: €100.00 less 10%.\n  assert.equal(lineTotal(1000, 10), 9000);",
+        `${single}test('gives the bulk discount from 11 items', () => {\n  assert.equal(lineTotal(1000, 11), 9900);`,
+      ),
+  );
+}
