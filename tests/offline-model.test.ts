@@ -188,3 +188,16 @@ it('the banner says it is a script, lists the tasks before the commands, and how
   expect(banner.indexOf('fix the failing test')).toBeLessThan(banner.indexOf('run <command>'));
   expect(banner).toMatch(/ANTHROPIC_API_KEY[\s\S]*not tried here[\s\S]*ANTHROPIC_BASE_URL=http:\/\/localhost:11434 ANTHROPIC_AUTH_TOKEN=ollama/);
 });
+
+it('a sub-agent that failed (Ctrl+C aborted its request) is no report: it asks again', () => {
+  const facts = 'The failing test is “gives the bulk discount from 10 items” at test/discounts.test.js:21: expected 9000, got 10000. The test calls lineTotal, imported from src/discounts.js. README.md says nothing about it.';
+  const reply = ask([
+    { role: 'user', content: 'fix the failing test' },
+    { role: 'assistant', content: [{ type: 'text', text: facts }, use('t1', 'agent', { task: 'Find where lineTotal is defined.' })] },
+    { role: 'user', content: [result('t1', 'Error: the sub-agent failed: API error: Request was aborted.', true)] },
+    { role: 'user', content: '[interrupted by the user]' },
+    { role: 'user', content: 'continue' },
+  ], [...TOOLS, { name: 'agent' }]);
+  expect(said(reply, 'thinking'), 'no report came back').not.toMatch(/report is back|reported/);
+  expect(calls(reply), 'so it asks a sub-agent again').toEqual([expect.objectContaining({ name: 'agent' })]);
+});

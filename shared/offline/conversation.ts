@@ -97,7 +97,8 @@ export function readMessages(messages: Message[]): Entry[] {
 
 export function readResult(text: string, isError: boolean): Result {
   const placeholder = text.startsWith('[cleared to save context:');
-  const interrupted = isError && /\binterrupted\b/.test(text);
+  // Ctrl+C during a sub-agent aborts its request: "the sub-agent failed: … Request was aborted."
+  const interrupted = isError && /\binterrupted\b|\bRequest was aborted\b/.test(text);
   return { text, isError, usable: !placeholder && !interrupted };
 }
 

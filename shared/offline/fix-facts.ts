@@ -183,7 +183,7 @@ function learnFrom(call: Call, facts: Facts, workdir?: string): void {
     [facts.before, facts.failing] = [run, same ? facts.failing : (run.failing ?? facts.failing)];
     return;
   }
-  if (kind === 'report') facts.reported = true;
+  if (kind === 'report' && !isError) facts.reported = true; // a failed sub-agent reports nothing
   // No README to read: the project does not state its rules, and the test is the rule.
   if (kind === 'read' && isError && fileOf(call) === README) facts.spec ??= null;
   if (kind !== 'edit') return learn(call, facts.seen, workdir);
