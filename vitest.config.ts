@@ -13,8 +13,9 @@ export default defineConfig({
     // chapters. Nothing a test file sets is left for the next (the one test that sets process.env
     // restores it; chapters run as subprocesses with an environment of their own).
     isolate: false,
-    // Chapters run as subprocesses; give each test room, but nothing here should come close.
-    testTimeout: 30_000,
-    hookTimeout: 30_000,
+    // Chapters run as subprocesses; give each test room, but nothing here should come close, not even
+    // with other work holding both cores (a run that hangs is killed at 60 s: see run-chapter.ts).
+    testTimeout: 120_000,
+    hookTimeout: 120_000,
   },
 });

@@ -2,14 +2,17 @@
  * npm run bench:suite [-- <vitest filters>] — time the whole test suite.
  *
  * Prints wall time, the CPU time of the whole process tree (vitest, its workers and every chapter
- * subprocess they started), the test count, the ten slowest tests and the slowest files. The suite
- * is CPU-bound on a small machine, so CPU time is the figure that predicts how it scales with more
- * chapters; wall time depends on how many cores there are.
+ * subprocess they started), the test count, how many chapter processes the tests started (and how
+ * many of them through tsx, which costs about four runs of a bundle), the ten slowest tests and the
+ * slowest files. The suite is CPU-bound on a small machine, and a chapter process (node, the SDK,
+ * a request: about 0.3 CPU-s) is most of what it spends: CPU time and the process count are the
+ * figures that predict how it scales with more chapters; wall time depends on how many cores
+ * there are, and on what else the machine is doing.
  *
  * Nothing here asserts a time: it is a measuring tool, not a test.
  */
 import { spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { REPO } from '../tests/helpers/run-chapter.ts';
@@ -30,6 +33,7 @@ interface JsonReport {
 const dir = mkdtempSync(join(tmpdir(), 'lah-bench-'));
 const report = join(dir, 'report.json');
 const times = join(dir, 'times.txt');
+const runs = join(dir, 'runs.jsonl'); // one line a chapter process (tests/helpers/run-chapter.ts)
 
 // bash's `times` builtin prints the CPU time of the shell's waited-for children, and a waited-for
 // process's figure includes its own waited-for descendants: that is the whole tree (the rusage a
@@ -42,7 +46,7 @@ const code = await new Promise<number>((done) => {
   const child = spawn('bash', ['-c', script, report, ...process.argv.slice(2)], {
     cwd: REPO,
     stdio: 'inherit',
-    env: { ...process.env, TIMES_FILE: times },
+    env: { ...process.env, TIMES_FILE: times, LAH_RUN_LOG: runs },
   });
   child.on('close', (c) => done(c ?? 1));
 });
@@ -66,6 +70,9 @@ try {
   process.exit(code || 1);
 }
 const cpu = childCpu();
+const chapterRuns = existsSync(runs)
+  ? readFileSync(runs, 'utf8').trim().split('\n').filter(Boolean).map((line) => JSON.parse(line) as { file: string; tsx: boolean })
+  : [];
 rmSync(dir, { recursive: true, force: true });
 
 const tests = data.testResults.flatMap((file) =>
@@ -83,6 +90,12 @@ console.log(
   `tests          ${data.numTotalTests}  ` +
     `(${data.numPassedTests} passed, ${data.numFailedTests} failed, ${data.numPendingTests} skipped)`,
 );
+const viaTsx = chapterRuns.filter((r) => r.tsx).length;
+console.log(`chapter runs   ${chapterRuns.length}  (${viaTsx} of them through tsx)`);
+const perFile = new Map<string, number>();
+for (const r of chapterRuns) perFile.set(r.file || '(unknown)', (perFile.get(r.file || '(unknown)') ?? 0) + 1);
+const busiest = [...perFile].sort((a, b) => b[1] - a[1]).map(([file, n]) => `${file.replace(/^tests\//, '')} ${n}`);
+if (busiest.length) console.log(`               ${busiest.join(', ')}`);
 console.log('\nten slowest tests (time inside the test; a run shared through beforeAll is counted in its file)');
 for (const t of [...tests].sort((a, b) => b.ms - a.ms).slice(0, 10)) {
   console.log(`  ${s(t.ms)}  ${cut(`${t.file} › ${t.name}`, 100)}`);

@@ -1,9 +1,8 @@
-import { endTurnBehaviours } from './behaviours/end-turn.ts';
-import { jobBehaviours } from './behaviours/jobs.ts';
 import { describe, expect, it } from 'vitest';
 import { httpError, reply, text, toolUse, type Reply } from '../shared/fake-anthropic.ts';
 import { loopBehaviours } from './behaviours/loop.ts';
 import { runChapter, toolResults as resultsOf } from './helpers/run-chapter.ts';
+import { shared } from './helpers/shared.ts';
 
 loopBehaviours('s03', { offlineCommands: ['run', 'read', 'list', 'search', 'write', 'edit', 'delegate', 'history'] });
 // The tool behaviours run on s02 and s06; tests/layout.test.ts proves that s03's bash.ts, workspace.ts,
@@ -66,101 +65,112 @@ describe.concurrent('s03: the agent tool', () => {
     expect(run.stderr, 'the parent’s thinking is shown').toContain('[thinking] Working out how to answer: "what is left');
   });
 
-  it('cuts off a sub-agent that never stops; the parent gets an is_error result and finishes', async () => {
-    const run = await runChapter('s03', { args: ['-p', 'go'], respond: delegating(() => reply(toolUse('bash', { command: 'true' }))) });
-    expect(run.code, run.stderr).toBe(0);
-    const childCalls = run.requests.filter((r) => isChild(r.body)).length;
-    expect(childCalls, 'the sub-agent has a lower round bound than the main loop (about 20)').toBeLessThanOrEqual(25);
-    expect(childCalls).toBeGreaterThanOrEqual(5);
-    const [result] = resultsOf(run.requests.at(-1)!.body);
-    expect(result, 'a runaway child comes back as an error the parent can read').toMatchObject({ tool_use_id: 'toolu_agent', is_error: true });
-    expect(result.content).toMatch(new RegExp(`stopped after ${childCalls} rounds`));
-    expect(run.stdout).toContain('Parent is done.');
-  });
+});
 
-  it('caps a huge report before the parent sees it', async () => {
-    const huge = 'x'.repeat(30_000);
-    const run = await runChapter('s03', { args: ['-p', 'go'], respond: delegating(() => reply(text(huge))) });
-    const [result] = resultsOf(run.requests.at(-1)!.body);
-    expect(result.content.length, 'about 5,000 characters reach the parent, not 30,000').toBeLessThan(5_200);
-    expect(result.content, 'with a note that it was cut').toMatch(/cut/);
-  });
-
-  it('returns no report, rather than an earlier remark, when the final reply was cut off', async () => {
-    const run = await runChapter('s03', {
-      args: ['-p', 'go'],
-      respond: delegating((_b, round) =>
-        round === 1
-          ? reply(text('Let me look around first.'), toolUse('bash', { command: 'true' }))
-          : { content: [toolUse('bash', { command: 'true' })], stop_reason: 'max_tokens' },
-      ),
-    });
-    const [result] = resultsOf(run.requests.at(-1)!.body);
-    expect(result.content, 'a remark from round 1 is not an answer').not.toContain('Let me look around first.');
-    expect(result.content).toContain('no report');
-  });
-
-  it('turns an API error inside the sub-agent into a readable is_error result; the parent goes on', async () => {
-    const run = await runChapter('s03', {
-      args: ['-p', 'go'],
-      respond: delegating(() => httpError(529, 'child overloaded', { 'x-should-retry': 'false' })),
-    });
-    expect(run.code, 'the parent must survive its child’s failure').toBe(0);
-    const [result] = resultsOf(run.requests.at(-1)!.body);
-    expect(result).toMatchObject({ tool_use_id: 'toolu_agent', is_error: true });
-    expect(result.content, 'one readable line, not a raw error object').toBe('Error: the sub-agent failed: API error 529: child overloaded');
-    expect(run.stderr, 'the sub-agent’s closing line is printed even when it failed').toMatch(/└ sub-agent used/);
-  });
-
-  it('refuses an empty task before sending anything', async () => {
-    const run = await runChapter('s03', {
-      args: ['-p', 'go'],
-      replies: [reply(toolUse('agent', { task: '  \n ' }, 'toolu_empty')), reply(text('ok'))],
-    });
-    expect(run.requests, 'no request for the child: the API would refuse a whitespace-only message').toHaveLength(2);
-    const [result] = resultsOf(run.requests[1].body);
-    expect(result).toMatchObject({ tool_use_id: 'toolu_empty', is_error: true, content: expect.stringMatching(/task is empty/) });
-  });
-
-  it('says when a sub-agent did not finish normally (a refusal) instead of passing its words on as a report', async () => {
-    const run = await runChapter('s03', {
-      args: ['-p', 'go'],
-      respond: delegating(() => ({ content: [text('I will not do that.')], stop_reason: 'refusal' })),
-    });
-    const [result] = resultsOf(run.requests.at(-1)!.body);
-    expect(result, 'a refused task is an error for the parent').toMatchObject({ tool_use_id: 'toolu_agent', is_error: true });
-    expect(result.content).toMatch(/did not finish normally \(stop_reason: refusal\)[\s\S]*I will not do that\./);
-  });
-
-  it('refuses an agent call made by the sub-agent itself', async () => {
-    const run = await runChapter('s03', {
-      args: ['-p', 'go'],
-      respond: delegating((_b, round) => (round === 1 ? reply(toolUse('agent', { task: 'nested' })) : reply(text('ok')))),
-    });
-    const second = run.requests.filter((r) => isChild(r.body))[1].body;
-    expect(resultsOf(second)[0], 'a sub-agent must not start sub-agents').toMatchObject({ is_error: true, content: expect.stringMatching(/unknown tool "agent"/) });
-    expect(run.requests.some((r) => r.body.messages[0].content === 'nested'), 'no nested sub-agent was started').toBe(false);
-  });
-
-  it('runs two agent calls from one reply one at a time, in order', async () => {
-    const order: string[] = [];
-    const run = await runChapter('s03', {
+describe.concurrent('s03: sub-agents that do not end well, ten in one reply', () => {
+  // One parent run: its first reply makes these agent calls, which run one at a time, in order; each
+  // task scripts its sub-agent (by its round, 1-based). Then the parent answers.
+  const CALLS: [id: string, task: string, child: (round: number) => Reply][] = [
+    ['toolu_runaway', 'never stop', () => reply(toolUse('bash', { command: 'true' }))],
+    ['toolu_huge', 'report a lot', () => reply(text('x'.repeat(30_000)))],
+    ['toolu_cut', 'get cut off', (round) =>
+      round === 1
+        ? reply(text('Let me look around first.'), toolUse('bash', { command: 'true' }))
+        : { content: [toolUse('bash', { command: 'true' })], stop_reason: 'max_tokens' }],
+    ['toolu_error', 'meet an API error', () => httpError(529, 'child overloaded', { 'x-should-retry': 'false' })],
+    ['toolu_empty', '  \n ', () => reply(text('an empty task must never reach a sub-agent'))],
+    ['toolu_refusal', 'refuse', () => ({ content: [text('I will not do that.')], stop_reason: 'refusal' })],
+    ['toolu_nested', 'start another', (round) => (round === 1 ? reply(toolUse('agent', { task: 'nested' })) : reply(text('ok')))],
+    ['toolu_a', 'task A', (round) => (round === 1 ? reply(toolUse('bash', { command: 'echo task A' })) : reply(text('task A done')))],
+    ['toolu_b', 'task B', (round) => (round === 1 ? reply(toolUse('bash', { command: 'echo task B' })) : reply(text('task B done')))],
+    // A reply that holds a complete call but says end_turn, as some compatible endpoints send.
+    ['toolu_end', 'Count the files.', (round) =>
+      round === 1
+        ? { content: [text('Running it.'), toolUse('bash', { command: 'ls | wc -l' })], stop_reason: 'end_turn' }
+        : reply(text('REPORT: 0 files'))],
+  ];
+  const r = shared(() =>
+    runChapter('s03', {
       args: ['-p', 'go'],
       respond: (body) => {
-        const first = body.messages[0].content;
-        if (first === 'task A' || first === 'task B') {
-          order.push(first);
-          return body.messages.length === 1 ? reply(toolUse('bash', { command: `echo ${first}` })) : reply(text(`${first} done`));
-        }
+        const call = CALLS.find(([, task]) => body.messages[0].content === task);
+        if (call) return call[2](body.messages.filter((m: any) => m.role === 'assistant').length + 1);
+        if (body.messages[0].content !== 'go') return httpError(500, `no script for ${JSON.stringify(body.messages[0].content)}`);
         return body.messages.length === 1
-          ? reply(toolUse('agent', { task: 'task A' }, 'toolu_a'), toolUse('agent', { task: 'task B' }, 'toolu_b'))
-          : reply(text('both done'));
+          ? reply(...CALLS.map(([id, task]) => toolUse('agent', { task }, id)))
+          : reply(text('Parent is done.'));
       },
-    });
-    expect(order, 'sub-agents may change the workspace, so the second starts after the first has finished').toEqual(['task A', 'task A', 'task B', 'task B']);
-    expect(resultsOf(run.requests.at(-1)!.body).map((r: any) => r.content)).toEqual(['task A done', 'task B done']);
+    }),
+  );
+  /** The requests a sub-agent sent, by its task. */
+  const childRequests = (task: string) => r().requests.filter((q) => isChild(q.body, task));
+  /** The result the parent got for the agent call with this id. */
+  const result = (id: string) => resultsOf(r().requests.at(-1)!.body).find((x: any) => x.tool_use_id === id);
+
+  it('the parent gets a result for every call, in order, and finishes', () => {
+    expect(r().code, r().stderr).toBe(0);
+    expect(resultsOf(r().requests.at(-1)!.body).map((x: any) => x.tool_use_id)).toEqual(CALLS.map(([id]) => id));
+    expect(r().stdout).toContain('Parent is done.');
   });
 
+  it('cuts off a sub-agent that never stops; the parent gets an is_error result', () => {
+    const childCalls = childRequests('never stop').length;
+    expect(childCalls, 'the sub-agent has a lower round bound than the main loop (about 20)').toBeLessThanOrEqual(25);
+    expect(childCalls).toBeGreaterThanOrEqual(5);
+    expect(result('toolu_runaway'), 'a runaway child comes back as an error the parent can read').toMatchObject({ is_error: true });
+    expect(result('toolu_runaway').content).toMatch(new RegExp(`stopped after ${childCalls} rounds`));
+  });
+
+  it('caps a huge report before the parent sees it', () => {
+    expect(result('toolu_huge').content.length, 'about 5,000 characters reach the parent, not 30,000').toBeLessThan(5_200);
+    expect(result('toolu_huge').content, 'with a note that it was cut').toMatch(/cut/);
+  });
+
+  it('returns no report, rather than an earlier remark, when the final reply was cut off', () => {
+    expect(result('toolu_cut').content, 'a remark from round 1 is not an answer').not.toContain('Let me look around first.');
+    expect(result('toolu_cut').content).toContain('no report');
+  });
+
+  it('turns an API error inside the sub-agent into a readable is_error result; the parent goes on', () => {
+    expect(result('toolu_error')).toMatchObject({ is_error: true });
+    expect(result('toolu_error').content, 'one readable line, not a raw error object').toBe('Error: the sub-agent failed: API error 529: child overloaded');
+    const opened = r().stderr.match(/┌ sub-agent/g) ?? [];
+    const closed = r().stderr.match(/└ sub-agent used/g) ?? [];
+    expect(closed.length, 'every sub-agent’s closing line is printed, the failed one’s too').toBe(opened.length);
+  });
+
+  it('refuses an empty task before sending anything', () => {
+    expect(result('toolu_empty')).toMatchObject({ is_error: true, content: expect.stringMatching(/task is empty/) });
+    const blank = r().requests.filter((q) => typeof q.body.messages[0].content === 'string' && !q.body.messages[0].content.trim());
+    expect(blank, 'no request for the child: the API would refuse a whitespace-only message').toEqual([]);
+  });
+
+  it('says when a sub-agent did not finish normally (a refusal) instead of passing its words on as a report', () => {
+    expect(result('toolu_refusal'), 'a refused task is an error for the parent').toMatchObject({ is_error: true });
+    expect(result('toolu_refusal').content).toMatch(/did not finish normally \(stop_reason: refusal\)[\s\S]*I will not do that\./);
+  });
+
+  it('refuses an agent call made by the sub-agent itself', () => {
+    const second = childRequests('start another')[1].body;
+    expect(resultsOf(second)[0], 'a sub-agent must not start sub-agents').toMatchObject({ is_error: true, content: expect.stringMatching(/unknown tool "agent"/) });
+    expect(r().requests.some((q) => q.body.messages[0].content === 'nested'), 'no nested sub-agent was started').toBe(false);
+  });
+
+  it('runs the agent calls of one reply one at a time, in order', () => {
+    const order = r().requests.map((q) => q.body.messages[0].content).filter((task) => task !== 'go');
+    const runs = order.filter((task, i) => task !== order[i - 1]); // each sub-agent's requests, as one
+    const started = CALLS.map(([, task]) => task).filter((task) => task.trim());
+    expect(runs, 'sub-agents may change the workspace, so each starts after the one before has finished').toEqual(started);
+    expect([result('toolu_a').content, result('toolu_b').content]).toEqual(['task A done', 'task B done']);
+  });
+
+  it('runs the calls of a reply that says end_turn in a sub-agent too: its parent gets the report, not "no report"', () => {
+    expect(childRequests('Count the files.'), 'the call was run, and its result sent back').toHaveLength(2);
+    expect(result('toolu_end').content, 'the sub-agent ran its call, then reported').toContain('REPORT: 0 files');
+  });
+});
+
+describe('s03: the agent tool offline', () => {
   it('works offline: "delegate run …" goes through a sub-agent', async () => {
     const run = await runChapter('s03', { offline: true, args: ['-p', 'delegate run echo from-the-child'] });
     expect(run.code, run.stderr).toBe(0);
@@ -168,6 +178,3 @@ describe.concurrent('s03: the agent tool', () => {
     expect(run.stderr).toMatch(/│ \$ echo from-the-child/);
   });
 });
-
-jobBehaviours('s03', { ctrlC: 'exits' });
-endTurnBehaviours('s03', { subagent: true });

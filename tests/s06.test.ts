@@ -1,5 +1,3 @@
-import { endTurnBehaviours } from './behaviours/end-turn.ts';
-import { jobBehaviours } from './behaviours/jobs.ts';
 import { spawnSync } from 'node:child_process';
 import { chmodSync, chownSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { symlinkSync, utimesSync, writeFileSync } from 'node:fs';
@@ -9,13 +7,15 @@ import { describe, expect, it } from 'vitest';
 import { reply, text, toolUse } from '../shared/fake-anthropic.ts';
 import { loopBehaviours } from './behaviours/loop.ts';
 import { toolBehaviours } from './behaviours/tools.ts';
-import { promptOf, runChapter, runRepl } from './helpers/run-chapter.ts';
+import { promptOf, runChapter, runRepl, toolResults } from './helpers/run-chapter.ts';
 import { addSessions } from './helpers/sessions.ts';
+import { shared } from './helpers/shared.ts';
 
 loopBehaviours('s06', {
   offlineCommands: ['run', 'read', 'list', 'search', 'write', 'edit', 'delegate', 'compact', 'history'],
   ctrlC: 'cancels the turn',
   plumbing: true, // the last chapter: everything, once more
+  offlineViaTsx: false, // --show-prompt | head -1 and --sessions | head -1 run through tsx
 });
 toolBehaviours('s06');
 
@@ -46,13 +46,20 @@ function project(workspace: string, extra: Record<string, string | Buffer> = {})
 }
 
 describe.concurrent('s06: the assembled system prompt', () => {
-  it('has its sections in order, a tool guide naming every tool, and the instruction files, nearest last', async () => {
-    const run = await runChapter('s06', {
-      args: ['-p', 'hello'],
+  // One run, in a subfolder of a project with instruction files, for three tests: a tool round, and
+  // a cache that takes prefixes from 100 tokens (the real minimum is 1,024: more than this prompt).
+  const lookedAround = shared(() =>
+    runChapter('s06', {
+      args: ['-p', 'look around'],
       cwd: 'pkg',
       setup: (workspace) => project(workspace),
-      replies: [reply(text('Hi.'))],
-    });
+      fake: { minCacheableTokens: 100 } as any,
+      replies: [reply(toolUse('bash', { command: 'echo hi' })), reply(text('Looked.'))],
+    }),
+  );
+
+  it('has its sections in order, a tool guide naming every tool, and the instruction files, nearest last', () => {
+    const run = lookedAround();
     expect(run.code, run.stderr).toBe(0);
     const { body } = run.requests[0];
     const system = systemText(body);
@@ -109,29 +116,20 @@ describe.concurrent('s06: the assembled system prompt', () => {
     expect(systemText(next), 'the next turn has the new rule').toContain('use NEW-SPACES');
   });
 
-  it('keeps the date and git status out of the cached prefix: they travel with the prompt', async () => {
-    const run = await runChapter('s06', {
-      args: ['-p', 'what changed?'],
-      setup: (workspace) => project(workspace),
-      replies: [reply(text('Nothing yet.'))],
-    });
+  it('keeps the date and git status out of the cached prefix: they travel with the prompt', () => {
+    const run = lookedAround();
     expect(run.code, run.stderr).toBe(0);
     const { body } = run.requests[0];
     const today = new Date().toISOString().slice(0, 10);
     expect(beforeFirstBreakpoint(body), 'no date before the first breakpoint').not.toContain(today);
     expect(beforeFirstBreakpoint(body), 'no git status before it').not.toMatch(/changed file|Git:/);
     const prompt = body.messages[0].content;
-    expect(prompt[0].text, 'the prompt comes first').toBe('what changed?');
+    expect(prompt[0].text, 'the prompt comes first').toBe('look around');
     expect(prompt[1].text, 'then the context: the date and where git stands').toMatch(new RegExp(`^<context>[\\s\\S]*${today}[\\s\\S]*Git: branch`));
   });
 
-  it('marks at most 4 breakpoints, and the second request of a session reads the first one’s prefix from the cache', async () => {
-    const run = await runChapter('s06', {
-      args: ['-p', 'look around'],
-      setup: (workspace) => project(workspace),
-      fake: { minCacheableTokens: 100 } as any,
-      replies: [reply(toolUse('bash', { command: 'echo hi' })), reply(text('Looked.'))],
-    });
+  it('marks at most 4 breakpoints, and the second request of a session reads the first one’s prefix from the cache', () => {
+    const run = lookedAround();
     expect(run.code, run.stderr).toBe(0);
     for (const request of run.requests) expect(breakpoints(request.body)).toBeLessThanOrEqual(4);
     expect(breakpoints(run.requests[0].body), 'one after the system prompt, one on the last message').toBe(2);
@@ -152,12 +150,15 @@ describe.concurrent('s06: the assembled system prompt', () => {
   });
 
   it('--show-prompt | head -1 ends quietly when the reader stops reading mid-prompt', async () => {
-    // A git whose `branch` (turnContext's first call) hangs 6 s, deaf to the SIGTERM of its 2 s timeout:
-    // the reader has gone by then, even on a loaded machine. Other calls fail at once.
+    // A git whose `branch` (turnContext's first call) hangs, deaf to the SIGTERM of its 2 s timeout,
+    // until the reader has gone (runChapter writes ../stdout-closed then): the context comes after.
+    // Other calls fail at once.
     // Through tsx, as readers run it: there the late EPIPE crashed; a plain-node run did not show it.
     const setup = (workspace: string) => {
       mkdirSync(join(workspace, 'slow-bin'));
-      const git = '#!/bin/sh\ncase "$*" in *branch*) trap "" TERM; exec sleep 6;; esac\nexit 128\n';
+      const gone = join(workspace, '..', 'stdout-closed');
+      const wait = `trap "" TERM; until [ -e '${gone}' ]; do sleep 0.05; done; exit 128`;
+      const git = `#!/bin/sh\ncase "$*" in *branch*) ${wait};; esac\nexit 128\n`;
       writeFileSync(join(workspace, 'slow-bin', 'git'), git, { mode: 0o755 });
     };
     const env = { PATH: `slow-bin:${process.env.PATH}` };
@@ -333,11 +334,8 @@ describe.concurrent('s06: sessions', () => {
   });
 });
 
-jobBehaviours('s06', { ctrlC: 'cancels the turn' });
-endTurnBehaviours('s06', { subagent: true });
-
-describe('s06: the sub-agent’s usage line', () => {
-  it('counts all the sub-agent was given, what the cache served and took included', async () => {
+describe('s06: the sub-agent', () => {
+  it('counts all it was given in its usage line, what the cache served and took included; runs the calls of a reply that says end_turn', async () => {
     const task = 'Count the files.';
     let child = 0;
     const run = await runChapter('s06', {
@@ -345,7 +343,10 @@ describe('s06: the sub-agent’s usage line', () => {
       respond: (body: any) => {
         if (promptOf(body.messages[0]) === task) {
           // Three rounds: the prompt grows past what the model caches at the least (1,024 tokens).
-          return ++child < 3 ? reply(toolUse('bash', { command: 'seq 1 200' })) : reply(text('REPORT: 0 files'));
+          // The first holds a complete call but says end_turn, as some compatible endpoints send.
+          const call = toolUse('bash', { command: 'seq 1 200' });
+          if (++child === 1) return { content: [text('Counting.'), call], stop_reason: 'end_turn' };
+          return child < 3 ? reply(call) : reply(text('REPORT: 0 files'));
         }
         if (!JSON.stringify(body.messages.at(-1)).includes('tool_result')) return reply(toolUse('agent', { task }));
         return reply(text('Parent is done.'));
@@ -358,5 +359,8 @@ describe('s06: the sub-agent’s usage line', () => {
     expect(cached, 'the sub-agent’s prompt is cached, so input_tokens alone is not all it was given').toBeGreaterThan(0);
     const shown = Number(/sub-agent used (\d+) input/.exec(run.stderr)?.[1]);
     expect(shown, `input, cache reads and cache writes of its ${children.length} requests`).toBe(given);
+    expect(children, 'the call of the end_turn reply was run, and the rounds went on').toHaveLength(3);
+    const [report] = toolResults(run.requests.at(-1)!.body);
+    expect(report.content, 'its parent gets the report, not "no report"').toContain('REPORT: 0 files');
   });
 });

@@ -9,7 +9,7 @@ import { httpError, other, reply, text, toolUse, type MessageReply } from '../..
 import { REPO, TEST_KEY, promptOf, runChapter, runRepl, toolResults as lastResults } from '../helpers/run-chapter.ts';
 import { pressInputs, respondToPresses, tallyPresses } from '../helpers/ctrl-c.ts';
 import { jobsLeft, startJob } from '../helpers/jobs.ts';
-import { shared } from '../helpers/shared.ts';
+import { once, shared } from '../helpers/shared.ts';
 
 /** What the chapter's offline banner must list: the commands that work with its tools, and no others. */
 export interface LoopOptions {
@@ -19,7 +19,7 @@ export interface LoopOptions {
   /**
    * Also test Ctrl+C under the tsx CLI, which relays a SIGINT itself when the program is slow to
    * acknowledge it: in the chapters that introduce or change Ctrl+C handling. Plain node runs always.
-   * A tsx run costs about four bundle runs, and one run per chapter goes through tsx anyway (offline).
+   * A tsx run costs about four bundle runs; where this one runs, the offline test runs under node.
    */
   ctrlCUnderTsx?: boolean;
   /**
@@ -29,10 +29,18 @@ export interface LoopOptions {
    * is a process of its own, so leaving them out of the chapters between keeps the suite fast.
    */
   plumbing?: boolean;
+  /**
+   * Run the offline REPL test through the tsx CLI, as readers run the chapter: one test per chapter
+   * does, to prove it runs that way (a tsx run costs about four bundle runs). The default where no
+   * other test of the chapter goes through tsx; off where one does (Ctrl+C under tsx, say).
+   */
+  offlineViaTsx?: boolean;
 }
 
 export function loopBehaviours(chapter: string, options: LoopOptions) {
   const { offlineCommands, ctrlC = 'exits', ctrlCUnderTsx = false, plumbing = false } = options;
+  const offlineViaTsx = options.offlineViaTsx ?? !ctrlCUnderTsx;
+  const offlineUnder = offlineViaTsx ? 'run as a reader does, through tsx' : 'under node; another test goes through tsx';
   // Left out, not skipped, where they do not run: a clean `npm test` reports nothing skipped.
   const plumbingIt = plumbing ? it : (_name: string, _test: () => Promise<void>) => {};
   const runners: [string, boolean][] = [['plain node', false]];
@@ -41,31 +49,61 @@ export function loopBehaviours(chapter: string, options: LoopOptions) {
   // group a SIGINT, as it does to tsx when Ctrl+C is not read as a key (shared/cli.ts).
   const GROUP_SIGINT = '[the terminal sent the process group SIGINT]';
   const watchGroup = ['sh', '-c', `trap 'echo "${GROUP_SIGINT}" >&2' INT; "$@"`, 'sh'];
+  // What the result of a command that leaves a job running says (shared/processes.ts).
+  const LEFT_RUNNING = /still running in the background: process group (\d+)/;
   // Where Ctrl+C cancels the turn: how many turns to cancel in one run; npm run soak:ctrlc does more.
   const pressRuns = runners.map(([how, viaTsx]): [number, string, boolean] => [viaTsx ? 8 : 4, how, viaTsx]);
-  describe.concurrent(`${chapter}: one tool round`, () => {
-    // The first reply opens with a whitespace-only text block, as real models sometimes do.
+  describe.concurrent(`${chapter}: a -p run of four tool rounds`, () => {
+    // One process for the rules of a turn that calls tools (each round, one reply of the script):
+    //   1 a text, then a call · 2 a whitespace-only text (real models send one sometimes), then six
+    //   calls in one reply: two that echo, one without its input, one with a huge output, one that
+    //   leaves a job running in the background (as `npm run dev > dev.log 2>&1 &` does), one whose
+    //   output has emoji where it is cut · 3 a text and a call in a reply that says end_turn (some
+    //   compatible endpoints do) · 4 the answer.
+    // The emoji: 9,999 x, an emoji, 500 y, an emoji, 9,999 z; keeping 10,000 characters at each end
+    // splits both.
+    const x = (n: number, c: string) => `head -c ${n} /dev/zero | tr '\\0' ${c}`;
+    const smile = "printf '\\xf0\\x9f\\x98\\x80'";
+    const EMOJI_OUTPUT = `${x(9999, 'x')}; ${smile}; ${x(500, 'y')}; ${smile}; ${x(9999, 'z')}`;
     const r = shared(() =>
       runChapter(chapter, {
         args: ['-p', 'say hello'],
-        replies: [reply(text('\n\n'), toolUse('bash', { command: 'echo "hello from bash"' }, 'toolu_A')), reply(text('All done.'))],
+        replies: [
+          reply(text('Looking.'), toolUse('bash', { command: 'echo "hello from bash"' }, 'toolu_A')),
+          reply(
+            text('\n\n'),
+            toolUse('bash', { command: 'echo first' }, 'toolu_1'),
+            toolUse('bash', { command: 'echo second' }, 'toolu_2'),
+            toolUse('bash', {}, 'toolu_bad'),
+            toolUse('bash', { command: 'seq 1 200000' }, 'toolu_big'),
+            toolUse('bash', { command: startJob(true) }, 'toolu_job'),
+            toolUse('bash', { command: EMOJI_OUTPUT }, 'toolu_emoji'),
+          ),
+          { content: [text('Running it.'), toolUse('bash', { command: 'echo made > made.txt' }, 'toolu_end')], stop_reason: 'end_turn' },
+          reply(text('All done.')),
+        ],
       }),
     );
+    /** The tool_results sent after round n (1-based). */
+    const resultsOf = (n: number) => lastResults(r().requests[n].body);
 
     it('runs a bash tool call and sends its output back as a tool_result with the same id', () => {
       const run = r();
       expect(run.code, `the run should exit 0; stderr was:\n${run.stderr}`).toBe(0);
-      expect(run.requests, 'one call for the tool_use, one more with its result').toHaveLength(2);
-      const [result] = lastResults(run.requests[1].body);
+      expect(run.requests, 'one call per reply: each tool round sends the results back').toHaveLength(4);
+      const [result] = resultsOf(1);
       expect(result, 'after a tool_use the loop must send a tool_result answering the same id').toMatchObject({ tool_use_id: 'toolu_A' });
       expect(JSON.stringify(result.content), 'the tool_result must carry what the command printed').toContain('hello from bash');
       expect(run.stderr, 'each tool call is shown to the reader as "$ <command>", on stderr').toContain('$ echo "hello from bash"');
       expect(run.stdout, 'the final answer is printed').toContain('All done.');
     });
 
-    it('prints only the model’s text on stdout; tool calls and usage lines go to stderr', () => {
+    it('prints only the model’s text on stdout; tool calls, thinking and usage lines go to stderr', () => {
       const run = r();
-      expect(run.stdout.trim(), 'stdout is the answer alone, so `-p … > answer.txt` keeps just that').toBe('All done.');
+      // (The whitespace-only text of round 2 is printed as it came: blank lines.)
+      const texts = run.stdout.replace(/\n+/g, '\n');
+      expect(texts, 'stdout is the model’s text alone, so `-p … > answer.txt` keeps just that').toBe('Looking.\nRunning it.\nAll done.\n');
+      expect(run.stdout, 'a reply’s text ends its line before the tools run').toMatch(/^Looking\.\n/);
       expect(run.stderr, 'no colour codes when stderr is not a terminal').not.toMatch(/\x1b\[/);
     });
 
@@ -86,46 +124,65 @@ export function loopBehaviours(chapter: string, options: LoopOptions) {
     });
 
     it('drops a whitespace-only text block before sending the reply back (the API refuses it)', () => {
-      // runChapter fails by itself if the fake refused the second request.
-      expect(r().requests[1].body.messages[1].content, 'only the tool_use is kept').toHaveLength(1);
+      // runChapter fails by itself if the fake refused a request.
+      const sent = r().requests[2].body.messages[3].content as any[];
+      expect(sent.filter((b) => b.type === 'text'), 'the whitespace-only text is not sent back').toEqual([]);
+      expect(sent.filter((b) => b.type === 'tool_use'), 'the calls are').toHaveLength(6);
     });
-  });
 
-  describe.concurrent(`${chapter}: several tool calls in one reply`, () => {
-    const r = shared(() =>
-      runChapter(chapter, {
-        args: ['-p', 'several things'],
-        replies: [
-          reply(
-            toolUse('bash', { command: 'echo first' }, 'toolu_1'),
-            toolUse('bash', { command: 'echo second' }, 'toolu_2'),
-            toolUse('bash', {}, 'toolu_bad'),
-            toolUse('bash', { command: 'seq 1 200000' }, 'toolu_big'),
-          ),
-          reply(text('recovered')),
-        ],
-      }),
-    );
-    const results = () => lastResults(r().requests[1].body);
-
-    it('answers all of them in order, in a single user message', () => {
-      expect(r().code, r().stderr).toBe(0);
-      expect(results().map((x: any) => x.tool_use_id), 'every result, in the order of the calls, in ONE message').toEqual(['toolu_1', 'toolu_2', 'toolu_bad', 'toolu_big']);
-      expect(JSON.stringify(results()[0].content)).toContain('first');
-      expect(JSON.stringify(results()[1].content)).toContain('second');
+    it('answers several calls of one reply in order, in a single user message', () => {
+      const ids = resultsOf(2).map((x: any) => x.tool_use_id);
+      const calls = ['toolu_1', 'toolu_2', 'toolu_bad', 'toolu_big', 'toolu_job', 'toolu_emoji'];
+      expect(ids, 'every result, in the order of the calls, in ONE message').toEqual(calls);
+      expect(JSON.stringify(resultsOf(2)[0].content)).toContain('first');
+      expect(JSON.stringify(resultsOf(2)[1].content)).toContain('second');
     });
 
     it('answers a call without its required input with an is_error result, and goes on', () => {
-      expect(results()[2], 'a malformed tool input is the model’s mistake: tell it, with is_error').toMatchObject({ is_error: true });
-      expect(JSON.stringify(results()[2].content)).toContain('command');
-      expect(r().stdout).toContain('recovered');
+      expect(resultsOf(2)[2], 'a malformed tool input is the model’s mistake: tell it, with is_error').toMatchObject({ is_error: true });
+      expect(JSON.stringify(resultsOf(2)[2].content)).toContain('command');
+      expect(r().requests, 'the turn went on').toHaveLength(4);
     });
 
     it('caps huge command output, keeping its head and tail', () => {
-      const content = JSON.stringify(results()[3].content);
+      const content = JSON.stringify(resultsOf(2)[3].content);
       expect(content.length, 'about 1.3 MB of numbers must not go to the model whole').toBeLessThan(40_000);
       expect(content, 'the head survives').toMatch(/^"1\\n2\\n3/);
       expect(content, 'the tail survives').toContain('199999');
+    });
+
+    it('cuts a long output between characters, never inside an emoji (the API refuses half of one)', () => {
+      // The strict fake refuses half a character: that it served round 3 is the proof.
+      expect(resultsOf(2)[5].content, 'the head ends before the first emoji').toMatch(/x\n… \(/);
+      expect(resultsOf(2)[5].content, 'the tail starts after the second').toMatch(/…\nz/);
+    });
+
+    it('names a job left running in the background to the model, and kills it when the agent exits', async () => {
+      expect(resultsOf(2)[4].content, 'the result names the group the job is in').toMatch(LEFT_RUNNING);
+      expect(await jobsLeft(r().workspace), 'the job must not outlive the agent').toEqual([]);
+    });
+
+    it('runs the tool calls of a reply that says end_turn, and the turn goes on to the answer', () => {
+      expect(existsSync(join(r().workspace, 'made.txt')), 'the complete call was run').toBe(true);
+      expect(resultsOf(3), 'its result answers the call').toMatchObject([{ tool_use_id: 'toolu_end' }]);
+      expect(r().requests, 'and the loop asked again, with the result').toHaveLength(4);
+    });
+
+    it('asks for the thinking summary, shows it on stderr only, and sends the turn’s thinking back unchanged', () => {
+      // The default model thinks: the fake adds a thinking block first and one before the tool call.
+      const [first, second] = r().requests.map((q) => q.body);
+      expect(first.thinking, 'a 5.x model: the summary is asked for').toEqual({ type: 'adaptive', display: 'summarized' });
+      // The fake refuses a block that was changed, or a latest reply with some of its blocks missing:
+      // that it served the second request is the proof they went back as they came.
+      const back = (second.messages[1].content as any[]).filter((b) => /thinking/.test(b.type));
+      expect(back.map((b: any) => b.thinking), 'both blocks of the reply go back').toEqual([
+        'Working out how to answer: "say hello"',
+        'Next: the bash tool.',
+      ]);
+      expect(back.every((b: any) => b.signature.length > 20), 'with their signatures').toBe(true);
+      expect(r().stderr, 'the thinking is shown').toContain('[thinking] Working out how to answer: "say hello"');
+      expect(r().stderr).toContain('[thinking] Next: the bash tool.');
+      expect(r().stdout, 'and not on stdout').not.toContain('Working out');
     });
   });
 
@@ -137,7 +194,9 @@ export function loopBehaviours(chapter: string, options: LoopOptions) {
     const prompts = ['first question', 'second question', 'third question', 'make a file', 'fifth', 'sixth', 'seventh', 'eighth', 'ninth'];
     const r = shared(() =>
       runRepl(chapter, [...prompts, '\x04'], {
-        env: { MODEL_ID: '', STREAM_IDLE_SECONDS: '1' }, // MODEL_ID unset: the chapter must fall back to the default
+        // MODEL_ID unset: the chapter must fall back to the default. A 2 s stream idle clock: well past any
+        // pause a busy machine makes in a stream that is going on, well before the stalled one's event.
+        env: { MODEL_ID: '', STREAM_IDLE_SECONDS: '2' },
         replies: [
           reply(text('answer one')),
           httpError(400, 'something was wrong'),
@@ -146,7 +205,7 @@ export function loopBehaviours(chapter: string, options: LoopOptions) {
           { content: [text('I meant to call a tool')], stop_reason: 'tool_use' },
           reply(text('here is something new'), other({ type: 'mystery_block', data: 'x' })),
           { content: [text('partial answer'), text('never sent')], errorAfterBlocks: 1 },
-          { content: [text('this never arrives')], eventDelayMs: 4_000 },
+          { content: [text('this never arrives')], eventDelayMs: 20_000 },
           reply(text('answer nine')),
         ],
       }),
@@ -166,7 +225,7 @@ export function loopBehaviours(chapter: string, options: LoopOptions) {
 
     it('drops the thinking of a turn once the next one starts', () => {
       // Every prompt here is a turn of one reply, thinking included: each later request holds only
-      // turns that are over. (The thinking tests below check that it is kept within a turn.)
+      // turns that are over. (The -p run above checks that it is kept within a turn.)
       const blocks = (body: any) => JSON.stringify(body.messages).match(/"type":"thinking"/g) ?? [];
       expect(r().requests.map((q) => blocks(q.body).length), 'none from an earlier turn').toEqual(Array(9).fill(0));
       expect(JSON.stringify(request(9).messages), 'the replies themselves are kept').toContain('answer one');
@@ -211,51 +270,28 @@ export function loopBehaviours(chapter: string, options: LoopOptions) {
     });
 
     it('gives up on a stream that stalls, says so, and stays usable', () => {
-      expect(r().stdout, 'one line that names the wait').toMatch(/sent nothing for 1 s/);
+      expect(r().stdout, 'one line that names the wait').toMatch(/sent nothing for 2 s/);
       expect(r().stdout.indexOf('answer nine'), 'the next prompt still works').toBeGreaterThan(r().stdout.indexOf('sent nothing'));
     });
   });
 
-  describe.concurrent(`${chapter}: the model's thinking`, () => {
-    // The default model thinks: the fake adds a thinking block first and one before the tool call.
-    const thinkingOf = (message: any) => {
-      return typeof message.content === 'string' ? [] : (message.content as any[]).filter((b) => /thinking/.test(b.type));
-    };
-
-    it('asks for its summary, shows it on stderr only, and sends the turn’s thinking back unchanged', async () => {
-      const run = await runChapter(chapter, {
-        args: ['-p', 'look around'],
-        replies: [reply(text('Looking.'), toolUse('bash', { command: 'echo hi' })), reply(text('Done.'))],
-      });
-      expect(run.code, run.stderr).toBe(0);
-      const [first, second] = run.requests.map((r) => r.body);
-      expect(first.thinking, 'a 5.x model: the summary is asked for').toEqual({ type: 'adaptive', display: 'summarized' });
-      // The fake refuses a block that was changed, or a latest reply with some of its blocks missing:
-      // that it served the second request is the proof they went back as they came.
-      const back = thinkingOf(second.messages[1]);
-      expect(back.map((b: any) => b.thinking), 'both blocks of the reply go back').toEqual([
-        'Working out how to answer: "look around"',
-        'Next: the bash tool.',
-      ]);
-      expect(back.every((b: any) => b.signature.length > 20), 'with their signatures').toBe(true);
-      expect(run.stderr, 'the thinking is shown').toContain('[thinking] Working out how to answer: "look around"');
-      expect(run.stderr).toContain('[thinking] Next: the bash tool.');
-      expect(run.stdout, 'stdout keeps the answer alone').toBe('Looking.\nDone.\n');
-    });
+  describe.concurrent(`${chapter}: the agent loop`, () => {
+    // One run for two plumbing tests: a model that does not think by default, and a 529 first.
+    const retried = once(() =>
+      runChapter(chapter, {
+        args: ['-p', 'x'],
+        env: { MODEL_ID: 'claude-sonnet-4-6' },
+        replies: [httpError(529, 'Overloaded', { 'retry-after-ms': '10' }), reply(text('recovered after retry'))],
+      }),
+    );
 
     plumbingIt('asks a model that does not think by default for nothing: no thinking field', async () => {
-      const run = await runChapter(chapter, {
-        args: ['-p', 'hi'],
-        env: { MODEL_ID: 'claude-sonnet-4-6' },
-        replies: [reply(text('Hello.'))],
-      });
+      const run = await retried();
       expect(run.code, run.stderr).toBe(0);
-      expect(run.requests[0].body, 'another model or vendor might refuse one').not.toHaveProperty('thinking');
+      for (const { body } of run.requests) expect(body, 'another model or vendor might refuse one').not.toHaveProperty('thinking');
       expect(run.stderr).not.toContain('[thinking]');
     });
-  });
 
-  describe.concurrent(`${chapter}: the agent loop`, () => {
     it('streams: text is printed as it arrives, before the reply is complete', async () => {
       // The stream fails after the first block. A loop that waits for the whole reply before printing shows nothing.
       const broken: MessageReply = { content: [text('Partial answer that was streamed'), text('never sent')], errorAfterBlocks: 1 };
@@ -283,10 +319,7 @@ export function loopBehaviours(chapter: string, options: LoopOptions) {
     });
 
     plumbingIt('lets the SDK retry a 529 and completes', async () => {
-      const run = await runChapter(chapter, {
-        args: ['-p', 'x'],
-        replies: [httpError(529, 'Overloaded', { 'retry-after-ms': '10' }), reply(text('recovered after retry'))],
-      });
+      const run = await retried();
       expect(run.code).toBe(0);
       expect(run.requests.map((r) => r.injected?.status ?? 200), 'the SDK retries 529 by itself').toEqual([529, 200]);
       expect(run.stdout).toContain('recovered after retry');
@@ -297,7 +330,7 @@ export function loopBehaviours(chapter: string, options: LoopOptions) {
       const run = await runChapter(chapter, {
         args: ['-p', 'x'],
         replies: [httpError(429, 'Number of requests has exceeded your rate limit', { 'retry-after': '86400' })],
-        timeoutMs: 10_000,
+        timeoutMs: 30_000, // "at once": long before the day it asked for
       });
       expect(run.code, 'an API failure in -p mode exits 1').toBe(1);
       expect(run.requests, 'no retry after a day-long retry-after').toHaveLength(1);
@@ -311,20 +344,28 @@ export function loopBehaviours(chapter: string, options: LoopOptions) {
     });
 
     plumbingIt('says it is waiting while a response is slow to begin, and gives up at the timeout', async () => {
-      const slow = (ms: number) => async () => {
-        await new Promise((done) => setTimeout(done, ms));
-        return reply(text('Here.'));
-      };
-      // API_TIMEOUT_SECONDS=1: a notice every quarter second; the answer comes after 0.8 s.
-      const env = { API_TIMEOUT_SECONDS: '1' };
-      const waited = await runChapter(chapter, { args: ['-p', 'x'], env, respond: slow(800) });
+      // API_TIMEOUT_SECONDS=2: a notice every half second. The answer begins once the first notice
+      // is out (an event, not a time that a busy machine might overrun), well before the timeout.
+      const env = { API_TIMEOUT_SECONDS: '2' };
+      const notice = /waiting for the API: \d s; it gives up at 2 s/;
+      let noticed = () => {};
+      const seen = new Promise<void>((done) => (noticed = done));
+      const waited = await runChapter(chapter, {
+        args: ['-p', 'x'],
+        env,
+        onStderr: (stderr) => notice.test(stderr) && noticed(),
+        respond: () => seen.then(() => reply(text('Here.'))),
+      });
+      expect(waited.stderr, 'the wait is not silent').toMatch(notice);
       expect(waited.code, waited.stderr).toBe(0);
-      expect(waited.stderr, 'the wait is not silent').toMatch(/waiting for the API: \d s; it gives up at 1 s/);
-      // The response never begins in time: three tries of 1 s (with the SDK's pauses), then one line.
-      const run = await runChapter(chapter, { args: ['-p', 'x'], env, respond: slow(20_000) });
+      expect(waited.stdout).toContain('Here.');
+      // The response never begins in time: three tries of 2 s (with the SDK's pauses), then one line.
+      const never = () => new Promise<never>(() => {});
+      const run = await runChapter(chapter, { args: ['-p', 'x'], env, respond: never, timeoutMs: 40_000 });
       expect(run.code, run.stderr).toBe(1);
-      expect(run.stderr).toMatch(/API error: no response from http:\/\/127\.0\.0\.1:\d+ within 1 s \(3 tries\)/);
-    }, 30_000);
+      expect(run.requests, 'three tries').toHaveLength(3);
+      expect(run.stderr).toMatch(/API error: no response from http:\/\/127\.0\.0\.1:\d+ within 2 s \(3 tries\)/);
+    });
 
     plumbingIt('kills the running command when it is stopped by SIGTERM: nothing is left behind', async () => {
       // The command signals its own agent ($PPID is the chapter's process), then keeps running.
@@ -334,27 +375,45 @@ export function loopBehaviours(chapter: string, options: LoopOptions) {
       expect(await jobsLeft(run.workspace), 'the command’s background job must have been killed too').toEqual([]);
     });
 
-    if (ctrlC === 'exits') it.each(runners)('Ctrl+C in the REPL while a command runs ends the agent and the command, under %s', async (_how, viaTsx) => {
+    if (ctrlC === 'exits') it.each(runners)('Ctrl+C in the REPL while a command runs ends the agent, the command, and a job an earlier turn left, under %s', async (_how, viaTsx) => {
+      // Turn 1 leaves a job running in the background, its output sent elsewhere (as a dev server is
+      // started); turn 2 runs a command that starts a job of its own, and gets a Ctrl+C.
       const command = `${startJob()}; sleep 30`;
-      const run = await runRepl(chapter, ['start it', { after: /\$ \(sleep 30/, keys: '\x03' }], {
+      const run = await runRepl(chapter, ['start the server', 'start it', { after: /\$ \(sleep 30\) & echo/, keys: '\x03' }], {
         viaTsx,
         wrapper: watchGroup,
-        replies: [reply(toolUse('bash', { command }))],
+        replies: [reply(toolUse('bash', { command: startJob(true) })), reply(text('Started.')), reply(toolUse('bash', { command }))],
       });
       expect(run.code, 'interrupted: 128 + SIGINT (2)').toBe(130);
       expect(run.stdout, 'Ctrl+C is read as a key, not sent to tsx too').not.toContain(GROUP_SIGINT);
-      expect(await jobsLeft(run.workspace), 'the command’s background job must be gone too').toEqual([]);
+      const [started] = lastResults(run.requests[1].body);
+      expect(started.content, 'the result of turn 1 names the group its job is in').toMatch(LEFT_RUNNING);
+      expect(await jobsLeft(run.workspace), 'the command’s job and the one turn 1 left must be gone too').toEqual([]);
     });
 
     if (ctrlC === 'cancels the turn') it.each(pressRuns)('Ctrl+C in the REPL while a command runs ends the command and the turn, not the agent, %s times in a row, under %s', async (presses, _how, viaTsx) => {
-      // Each turn starts `(sleep 30) & …; sleep 30` and gets a Ctrl+C (helpers/ctrl-c.ts).
+      // Each pressed turn starts `(sleep 30) & …; sleep 30` and gets a Ctrl+C (helpers/ctrl-c.ts).
       // Were Ctrl+C a signal from the terminal, tsx would get it too, pass it on when the agent was
       // slow to acknowledge it (so one press came twice: at the prompt it quit, in the next turn it
       // cancelled that), and kill the agent when slower still. The REPL reads Ctrl+C as a key
       // instead (shared/cli.ts), so under tsx as under node every press must cancel its own turn
       // and nothing else, on the first run.
-      const options = { viaTsx, wrapper: watchGroup, respond: respondToPresses };
-      const run = await runRepl(chapter, pressInputs(presses), options);
+      // Around the presses, a job left running in the background: turn 1 starts one (its output sent
+      // elsewhere, as a dev server is started), the first press must kill it with its turn's command,
+      // and after "and now?" a last turn looks (its pid is the first line of jobs.pid) and leaves
+      // another, which the exit must kill.
+      const look = 'ps -o stat= -p "$(head -1 jobs.pid)" | grep -qv Z && echo running || echo gone';
+      const respond = (body: any) => {
+        const last = JSON.stringify(body.messages.at(-1));
+        if (/turn t\d+x/.test(last)) return respondToPresses(body);
+        if (last.includes('tool_result')) return reply(text('Noted.'));
+        if (last.includes('start the server')) return reply(toolUse('bash', { command: startJob(true) }));
+        if (last.includes('look at the server')) return reply(toolUse('bash', { command: `${look}; ${startJob(true)}` }));
+        return respondToPresses(body); // "and now?"
+      };
+      const inputs = ['start the server', ...pressInputs(presses)];
+      inputs.splice(-1, 0, 'look at the server'); // before "exit"
+      const run = await runRepl(chapter, inputs, { viaTsx, wrapper: watchGroup, respond });
       expect(run.stdout, 'Ctrl+C is read as a key, not sent to tsx too').not.toContain(GROUP_SIGINT);
       const tally = tallyPresses(run, presses);
       const seen = `exit code ${run.code}; output:\n${run.stdout.slice(-3000)}`;
@@ -367,14 +426,21 @@ export function loopBehaviours(chapter: string, options: LoopOptions) {
         other: 0,
       });
       expect(run.code, 'the agent leaves on "exit"').toBe(0);
-      expect(run.requests, 'one request a prompt: nothing is sent after a Ctrl+C').toHaveLength(presses + 1);
+      const asked = run.requests.map((q) => promptOf(q.body.messages.at(-1)));
+      const pressed = asked.filter((p) => /^turn t\d+x$/.test(p));
+      expect(pressed, 'one request a pressed turn: nothing is sent after a Ctrl+C').toHaveLength(presses);
+      expect(run.requests, 'and two for each of the other three turns (a call, then its result)').toHaveLength(presses + 5);
       // The strict fake accepted every request: every tool_use has its result.
-      const next = run.requests.at(-1)!.body.messages;
+      const next = run.requests[asked.indexOf('and now?')].body.messages;
       const notes = JSON.stringify(next).split('[interrupted by the user]').length - 1;
       expect(notes, 'the model is told of each interrupted turn, once').toBe(presses);
-      expect(promptOf(next.at(-1)), 'and the new prompt is last').toBe('and now?');
       expect(run.stdout, 'the answer to the next prompt arrives').toContain('Still here.');
-      expect(await jobsLeft(run.workspace), 'the commands’ background jobs must be gone too').toEqual([]);
+      const [started] = lastResults(run.requests[1].body);
+      expect(started.content, 'the result of turn 1 names the group its job is in').toMatch(LEFT_RUNNING);
+      const [looked] = lastResults(run.requests.at(-1)!.body);
+      expect(looked.content, 'the first press killed the job turn 1 left').toMatch(/^gone/);
+      expect(looked.content, 'the last turn left one more').toMatch(LEFT_RUNNING);
+      expect(await jobsLeft(run.workspace), 'the commands’ jobs must be gone too, and the last turn’s after exit').toEqual([]);
     });
 
     plumbingIt('keeps what is typed during a turn for the next prompt; Up recalls the prompt before', async () => {
@@ -392,7 +458,8 @@ export function loopBehaviours(chapter: string, options: LoopOptions) {
         args: ['-p', 'x'],
         closeStdoutAfter: 1,
         replies: [
-          reply(text('first line'), toolUse('bash', { command: 'sleep 0.3' })),
+          // The command ends once the reader has gone (runChapter writes ../stdout-closed then).
+          reply(text('first line'), toolUse('bash', { command: 'until [ -e ../stdout-closed ]; do sleep 0.05; done' })),
           { content: [text('second line'), toolUse('bash', { command: 'touch after-close' })], eventDelayMs: 20 },
           reply(text('done')),
         ],
@@ -442,8 +509,8 @@ export function loopBehaviours(chapter: string, options: LoopOptions) {
       expect(run.stdout).toContain('empty-key-ok');
     });
 
-    it('without a key, answers through the offline demo model and says so (run as a reader does, through tsx)', async () => {
-      const run = await runRepl(chapter, ['run echo offline-ok', 'quit'], { offline: true, viaTsx: true });
+    it(`without a key, answers through the offline demo model and says so (${offlineUnder})`, async () => {
+      const run = await runRepl(chapter, ['run echo offline-ok', 'quit'], { offline: true, viaTsx: offlineViaTsx });
       expect(run.code, run.stdout).toBe(0);
       expect(run.stdout, 'the banner must say plainly that this is not an AI').toMatch(/offline demo[\s\S]*not an AI/);
       expect(run.stdout, 'the offline model turns "run …" into a bash call').toContain('$ echo offline-ok');

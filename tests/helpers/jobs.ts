@@ -26,7 +26,7 @@ function atWork(pids: number[]): number[] {
  * The jobs listed in `<workspace>/jobs.pid` that are still at work, after giving a kill that was
  * just sent up to `withinMs` to take effect. No file: no job got as far as noting its pid.
  */
-export async function jobsLeft(workspace: string, withinMs = 3000): Promise<number[]> {
+export async function jobsLeft(workspace: string, withinMs = 10_000): Promise<number[]> {
   const file = join(workspace, 'jobs.pid');
   if (!existsSync(file)) return [];
   const pids = readFileSync(file, 'utf8').trim().split('\n').map(Number);

@@ -16,9 +16,9 @@
  * run that has not exited after `timeoutMs`, unless the test says it expects that.
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { appendFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { dirname, join, resolve } from 'node:path';
+import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import {
   startFakeAnthropic,
@@ -27,14 +27,24 @@ import {
   type Reply,
   type Respond,
 } from '../../shared/fake-anthropic.ts';
-import { bundleChapter, originalPositions } from './bundle.ts';
+import { BUNDLE_DIR, bundleChapter, originalPositions } from './bundle.ts';
 
 export const REPO = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 // What `npx tsx` runs: the CLI, which starts node with tsx's loader in a child process.
 const TSX_CLI = join(REPO, 'node_modules/.bin/tsx');
 export const TEST_KEY = 'sk-ant-test-key';
 export const TEST_MODEL = 'claude-sonnet-5-5';
-const DEFAULT_TIMEOUT_MS = 20_000;
+// A bound for a run that hangs, not a wait: a run ends when the chapter exits, long before this on
+// an idle machine, and still before it with other work holding both cores (tests must pass there).
+const DEFAULT_TIMEOUT_MS = 60_000;
+/**
+ * How node runs a bundle. Node's fetch parses HTTP with a WebAssembly module (undici's llhttp), and
+ * V8 recompiles it with its optimising compiler on a background thread that node waits for before it
+ * exits: about 0.1 CPU-s and 0.15 s a run, for code that has finished. `--liftoff-only` keeps the
+ * baseline compiler's code, which does the same. (Runs through tsx keep node's defaults.)
+ */
+const NODE_FLAGS = ['--liftoff-only'];
+const TSX_TMPDIR = join(dirname(BUNDLE_DIR), 'lah-tsx');
 
 export interface RunOptions {
   /** Command-line arguments, e.g. ['-p', 'hello']. */
@@ -53,7 +63,7 @@ export interface RunOptions {
   setup?: (workspace: string) => void;
   /** Extra environment variables. */
   env?: Record<string, string>;
-  /** Kill the run after this long (default 20 s). A run killed this way fails, unless `expectTimeout`. */
+  /** Kill the run after this long (default 60 s). A run killed this way fails, unless `expectTimeout`. */
   timeoutMs?: number;
   /** The test expects the run to be killed at `timeoutMs` (it looks at `timedOut` itself). */
   expectTimeout?: boolean;
@@ -71,7 +81,11 @@ export interface RunOptions {
    * root without root's power to read any file.
    */
   wrapper?: string[];
-  /** Stop reading stdout after this many lines, as `… | head -N` does (runChapter only). */
+  /**
+   * Stop reading stdout after this many lines, as `… | head -N` does (runChapter only). Then the file
+   * `stdout-closed` appears beside the workspace (`../stdout-closed` from it): what a test's command
+   * can wait for, instead of a time it hopes is long enough.
+   */
   closeStdoutAfter?: number;
   /**
    * Run in these folders instead of fresh ones: an earlier run's `{ workspace, home }`, so that a
@@ -82,6 +96,8 @@ export interface RunOptions {
   cwd?: string;
   /** Send `signal` to the chapter's process once its stderr matches `after` (runChapter only). */
   signalWhen?: { after: RegExp; signal: NodeJS.Signals };
+  /** Called with all of stderr so far (colours stripped) after each chunk: to wait for what it says. */
+  onStderr?: (stderr: string) => void;
   /**
    * Run under `ulimit -f` (in KB, through bash): a write past that size of any file fails with
    * EFBIG, partway, as one fails with ENOSPC when the disk fills up.
@@ -131,7 +147,8 @@ export const plain = (s: string) => s.replace(/\x1b\[[0-9;?]*[A-Za-z]/g, '').rep
 async function prepare(chapter: string, opts: RunOptions) {
   const code = opts.codePath ?? chapterCode(chapter);
   // Bundle first: code that does not compile fails here with esbuild's message, before anything starts.
-  const command = opts.viaTsx ? [TSX_CLI, code] : [process.execPath, await bundleChapter(code)];
+  if (opts.viaTsx) mkdirSync(TSX_TMPDIR, { recursive: true });
+  const command = opts.viaTsx ? [TSX_CLI, code] : [process.execPath, ...NODE_FLAGS, await bundleChapter(code)];
   command.push(...(opts.args ?? []));
   if (opts.fileSizeLimitKb !== undefined) {
     command.unshift('bash', '-c', `ulimit -f ${opts.fileSizeLimitKb} && exec "$@"`, 'bash');
@@ -160,16 +177,33 @@ async function prepare(chapter: string, opts: RunOptions) {
   // Start from a clean slate: nothing from the developer's own shell may leak into a run.
   const env: Record<string, string> = {};
   for (const [k, v] of Object.entries(process.env)) {
-    if (v !== undefined && !k.startsWith('ANTHROPIC_') && k !== 'MODEL_ID' && !k.startsWith('VITEST')) env[k] = v;
+    if (v !== undefined && !k.startsWith('ANTHROPIC_') && !['MODEL_ID', 'LAH_RUN_LOG'].includes(k) && !k.startsWith('VITEST')) env[k] = v;
   }
   // TERM as on a reader's terminal: readline edits lines (history, arrows) only where TERM is not dumb.
   Object.assign(env, { HOME: home, NO_COLOR: '1', TERM: 'xterm-256color' });
   if (fake) Object.assign(env, { ANTHROPIC_BASE_URL: fake.url, ANTHROPIC_API_KEY: TEST_KEY, MODEL_ID: TEST_MODEL });
+  // tsx keeps what it compiled in TMPDIR/tsx-<uid>/, by content: a reader's is warm after the first
+  // run. The suite's TMPDIR is new each time (global-setup.ts), so give tsx one that lasts: a third
+  // of a CPU-second less for each tsx run of a chapter not compiled yet. (No chapter uses TMPDIR.)
+  if (opts.viaTsx) env.TMPDIR = TSX_TMPDIR;
   Object.assign(env, opts.env);
   return { workspace, home, tempDir, fake, env, command };
 }
 
 type Prepared = Awaited<ReturnType<typeof prepare>>;
+
+/**
+ * For `npm run bench:suite`, which sets LAH_RUN_LOG: one line a chapter process, naming the test
+ * file that started it and whether it ran through tsx. These processes are most of what the suite
+ * spends, so their number is the figure to watch.
+ */
+function noteRun(opts: RunOptions) {
+  const log = process.env.LAH_RUN_LOG;
+  if (!log) return;
+  const file: string = (globalThis as any).__vitest_worker__?.filepath ?? ''; // vitest's, where it knows
+  appendFileSync(log, `${JSON.stringify({ file: file && relative(REPO, file), tsx: !!opts.viaTsx })}\n`);
+}
+
 type Collected = {
   code: number | null;
   timedOut: boolean;
@@ -186,6 +220,7 @@ const tail = (text: string, lines = 40) => {
 };
 
 function finish(p: Prepared, opts: RunOptions, out: Collected, hint = ''): RunResult {
+  noteRun(opts);
   const requests = p.fake ? [...p.fake.requests] : [];
   const result: RunResult = {
     code: out.code,
@@ -241,17 +276,18 @@ export async function runChapter(chapter: string, opts: RunOptions = {}): Promis
       limit === undefined
         ? undefined
         : (stdout: string) => {
-            if (stdout.split('\n').length > limit) child.stdout!.destroy(); // the chapter's next write gets EPIPE
+            if (child.stdout!.destroyed || stdout.split('\n').length <= limit) return;
+            child.stdout!.destroy(); // the chapter's next write gets EPIPE
+            writeFileSync(join(p.tempDir, 'stdout-closed'), '');
           };
     const signalWhen = opts.signalWhen;
     let signalled = false;
-    const onStderr = signalWhen
-      ? (stderr: string) => {
-          if (signalled || !signalWhen.after.test(plain(stderr))) return;
-          signalled = true;
-          child.kill(signalWhen.signal);
-        }
-      : undefined;
+    const onStderr = (stderr: string) => {
+      opts.onStderr?.(plain(stderr));
+      if (!signalWhen || signalled || !signalWhen.after.test(plain(stderr))) return;
+      signalled = true;
+      child.kill(signalWhen.signal);
+    };
     return finish(p, opts, await collect(child, opts.timeoutMs ?? DEFAULT_TIMEOUT_MS, onStdout, onStderr));
   } finally {
     await p.fake?.close();

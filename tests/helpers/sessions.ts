@@ -5,7 +5,7 @@
  *   logLines(file)               → every line, parsed: the header, then messages (and other entries)
  *   loggedMessages(file)         → the messages only, as they went to the API
  */
-import { readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdtempSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 
 /** The folder holding the run's workspace's sessions (one workspace a run, so one folder). */
@@ -56,4 +56,15 @@ export function addSessions(run: { home: string }, count: number): void {
     const message = { type: 'message', at: header.created, message: { role: 'user', content: title }, n: 1 };
     writeFileSync(join(folder, `${id}.jsonl`), `${JSON.stringify(header)}\n${JSON.stringify(message)}\n`, { mode: 0o600 });
   }
+}
+
+/**
+ * The run as if it had had a HOME of its own: a copy of its HOME, beside it, with the same
+ * workspace. Sessions are kept in HOME, so a test can change (or resume) a session one run made
+ * without touching what another test reads of it: one chapter process for several tests.
+ */
+export function withHomeCopy<T extends { home: string; tempDir: string }>(run: T): T {
+  const home = mkdtempSync(join(run.tempDir, 'home-'));
+  cpSync(run.home, home, { recursive: true, preserveTimestamps: true }); // "newest first" goes by them
+  return { ...run, home };
 }
