@@ -12,17 +12,16 @@
  * its exit code is this script's.
  */
 import { spawn } from 'node:child_process';
-import { cpSync, existsSync, readdirSync, rmSync } from 'node:fs';
+import { cpSync, existsSync, rmSync } from 'node:fs';
 import { constants, tmpdir } from 'node:os';
-import { dirname, join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
 import { DIM, paint } from '../shared/terminal.ts';
+import { REPO, chapters as chapterFolders } from '../tests/helpers/run-chapter.ts';
 
-const REPO = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const DEMO = join(REPO, 'demo');
 const TSX = join(REPO, 'node_modules', '.bin', 'tsx');
 
-const chapters = readdirSync(REPO).filter((d) => /^s\d\d_/.test(d)).sort();
+const chapters = chapterFolders();
 function usage(problem?: string): never {
   if (problem) console.error(problem);
   console.error('Usage: npm run demo <chapter> [-- --fresh] [-- <the chapter\'s flags>]');
