@@ -67,12 +67,12 @@ export interface ErrorReply {
 
 /**
  * A recorded stream of the real API (tests/real-streams/), served as it is after the request is validated:
- * its bytes as UTF-8, written `chunkBytes` at a time, so a write can end inside a character. Only to a
- * request with `stream: true`. Its thinking blocks' signatures are bound to this request (see Thinking).
+ * its bytes as UTF-8, in writes that each end inside a multi-byte character, so that every such
+ * character reaches the client in two reads. Only to a request with `stream: true`. Its thinking
+ * blocks' signatures are bound to this request (see Thinking).
  */
 export interface RecordedReply {
   sse: string;
-  chunkBytes?: number;
 }
 
 export type Reply = MessageReply | ErrorReply | RecordedReply;
@@ -168,7 +168,7 @@ export const reply = (...content: ReplyBlock[]): MessageReply => ({ content });
 export const httpError = (status: number, message?: string, headers?: Record<string, string>): ErrorReply => ({
   error: { status, message, headers },
 });
-export const recorded = (sse: string, chunkBytes = 7): RecordedReply => ({ sse, chunkBytes });
+export const recorded = (sse: string): RecordedReply => ({ sse });
 
 // ── Token estimate ──────────────────────────────────────────────────────────────────────────────
 
@@ -764,11 +764,34 @@ function readSignature(signature: unknown, bound?: Bound): Signed | undefined {
 
 /** What a block made after `messages` (and, in its own message, after `before`) is bound to. */
 function prefixDigest(body: any, messages: any[], before: { role: string; blocks: any[] }): string {
+  return prefixDigests({ ...body, messages })(messages.length, before);
+}
+
+/**
+ * prefixDigest for the blocks of one request, asked in the order they come (`i`: how many of the
+ * request's messages come before the block). Each is the digest of
+ * canonical({ system, tools, messages: [...those messages, { role, content: before.blocks }] }),
+ * thinking blocks and cache markers left out; the messages are hashed once for every block after
+ * them, not once for each (a turn of thirty tool rounds sends sixty blocks back: hashing each
+ * one's prefix anew was most of the fake's time on it).
+ */
+function prefixDigests(body: any) {
   const plain = (blocks: any[]) => blocks.filter((b) => !isThinking(b)).map(withoutMarker);
-  const earlier = messages.map((m) => ({ role: m.role, content: plain(blocksOf(m.content)) }));
   const system = Array.isArray(body.system) ? body.system.map(withoutMarker) : (body.system ?? null);
   const tools = Array.isArray(body.tools) ? body.tools.map(withoutMarker) : null;
-  return digest({ system, tools, messages: [...earlier, { role: before.role, content: plain(before.blocks) }] });
+  // canonical() of that object, in pieces: its keys sorted are messages, system, tools.
+  const end = `],"system":${canonical(system)},"tools":${canonical(tools)}}`;
+  const messages = body.messages as any[];
+  const hash = createHash('sha256').update('{"messages":[');
+  let hashed = 0; // how many messages `hash` holds
+  return (i: number, before: { role: string; blocks: any[] }): string => {
+    if (i < hashed) throw new Error('prefixDigests: blocks must be asked for in order');
+    for (; hashed < i; hashed++) {
+      hash.update(`${canonical({ role: messages[hashed].role, content: plain(blocksOf(messages[hashed].content)) })},`);
+    }
+    const last = canonical({ role: before.role, content: plain(before.blocks) });
+    return hash.copy().update(`${last}${end}`).digest('base64url').slice(0, 22);
+  };
 }
 
 const boundElsewhere = (where: string) =>
@@ -860,10 +883,11 @@ function checkThinkingBlocks(body: any, bound?: Bound): void {
     );
   }
   // Each block: what preceded it is unchanged, and it follows the block made just before it.
+  const prefixOf = prefixDigests(body);
   found.forEach(({ i, j, record }, n) => {
     const before = { role: messages[i].role, blocks: blocksOf(messages[i].content).slice(0, j) };
     const gap = n > 0 && record.prev !== found[n - 1].record.id;
-    if (gap || prefixDigest(body, messages.slice(0, i), before) !== record.prefix) {
+    if (gap || prefixOf(i, before) !== record.prefix) {
       throw bad(boundElsewhere(`messages.${i}.content.${j}`));
     }
   });
@@ -1175,19 +1199,30 @@ function drop(res: ServerResponse): Promise<void> {
   return new Promise((resolve) => res.write('', () => (res.socket?.destroy(), resolve())));
 }
 
+/** Where a replayed stream's writes end: after the first byte of each multi-byte character. */
+export function replayCuts(bytes: Uint8Array): number[] {
+  const cuts: number[] = [];
+  // A byte 11xxxxxx starts a character of two to four bytes; the ones after it are 10xxxxxx.
+  for (let at = 0; at < bytes.length - 1; at++) if ((bytes[at] & 0xc0) === 0xc0) cuts.push(at + 1);
+  return cuts;
+}
+
 /**
- * A recorded stream, as it is: its UTF-8 bytes in writes of `chunkBytes`, each sent before the next. The
- * client may read several writes at once; after a write that ends inside a character the fake waits a
- * moment, so that the client most likely reads the first half of that character on its own.
+ * A recorded stream, as it is: its UTF-8 bytes in writes that end inside each multi-byte character,
+ * each sent before the next. (Only there: a cut elsewhere tests nothing of the chapter's, as the SDK
+ * parses the events, and each write costs both sides a read.) The client may read several writes at
+ * once; after each write the fake waits a moment, so that the client most likely reads the first
+ * half of the character on its own.
  */
 async function replayStream(res: ServerResponse, requestId: string, answer: RecordedReply) {
   res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', 'request-id': requestId });
   const bytes = Buffer.from(answer.sse, 'utf8');
-  const size = Math.max(1, answer.chunkBytes ?? 7);
-  for (let at = 0; at < bytes.length && !res.destroyed; at += size) {
-    await new Promise((sent) => res.write(bytes.subarray(at, at + size), sent));
-    const halfCharacter = (bytes[at + size] & 0xc0) === 0x80; // the next byte continues a character
-    if (halfCharacter) await new Promise((wait) => setTimeout(wait, 30));
+  let from = 0;
+  for (const cut of [...replayCuts(bytes), bytes.length]) {
+    if (res.destroyed) break;
+    await new Promise((sent) => res.write(bytes.subarray(from, cut), sent));
+    from = cut;
+    if (cut < bytes.length) await new Promise((wait) => setTimeout(wait, 30));
   }
   res.end();
 }

@@ -1,6 +1,6 @@
 /**
  * Streams the real Messages API sent (tests/real-streams/: the SDK authors' recordings, see SOURCES.md
- * there), replayed through every chapter in small chunks that cut multi-byte characters. Each chapter
+ * there), replayed through every chapter in writes that cut each multi-byte character. Each chapter
  * plays them all in one REPL session, one prompt per stream: what the reader sees must be what the API
  * sent, the text on stdout, the thinking on stderr.
  *
@@ -16,6 +16,7 @@ import { describe, expect, it } from 'vitest';
 import {
   httpError,
   recorded,
+  replayCuts,
   reply,
   startFakeAnthropic,
   text,
@@ -46,19 +47,7 @@ function carried(sse: string) {
   return { text, thinking };
 }
 
-/** How many multi-byte characters chunks of `n` bytes cut in two. */
-function cuts(sse: string, n: number): number {
-  const bytes = Buffer.from(sse, 'utf8');
-  let count = 0;
-  for (let at = n; at < bytes.length; at += n) if ((bytes[at] & 0xc0) === 0x80) count++; // a continuation byte
-  return count;
-}
-
-/** Chunks of 3 to 9 bytes: the size that cuts the most characters, so that ° or × comes in two reads. */
-const chunkBytes = (sse: string) =>
-  [7, 6, 8, 5, 9, 4, 3].reduce((best, n) => (cuts(sse, n) > cuts(sse, best) ? n : best));
-
-const play = (sse: string) => recorded(sse, chunkBytes(sse));
+const play = (sse: string) => recorded(sse);
 
 /**
  * parrot-thinking-multiply.sse and py-server-tool-result.sse end without the blank line that ends an
@@ -226,11 +215,16 @@ function turnsOf(stdout: string, label: string): Map<string, string> {
 
 // ── Every chapter plays them all ────────────────────────────────────────────────────────────────
 
-it('serves every stream that holds a multi-byte character in chunks that cut one', () => {
+it('serves every stream in writes that cut each of its multi-byte characters in two', () => {
   const served = PLAYS.flatMap((p) => p.replies.flatMap((x) => ('sse' in x ? [x] : [])));
   const wide = served.filter((x) => /[^\x00-\x7f]/.test(x.sse));
   expect(wide.length, 'the recordings hold °, × and —').toBeGreaterThan(0);
-  for (const x of wide) expect(cuts(x.sse, x.chunkBytes!), x.sse.slice(0, 200)).toBeGreaterThan(0);
+  for (const { sse } of wide) {
+    const bytes = Buffer.from(sse, 'utf8');
+    const cuts = replayCuts(bytes);
+    expect(cuts.length, 'one cut a character').toBe([...sse].filter((c) => c.codePointAt(0)! > 0x7f).length);
+    for (const at of cuts) expect(bytes[at] & 0xc0, 'each cut is before a continuation byte').toBe(0x80);
+  }
 });
 
 for (const chapter of chapters().map((dir) => dir.slice(0, 3))) {
