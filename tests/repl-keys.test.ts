@@ -2,7 +2,10 @@
  * Keys at the REPL that are not a prompt (shared/cli.ts, every chapter): Ctrl+Z where nothing can
  * suspend the job, Ctrl+Z during a turn, and lines typed ahead with a partial one after them.
  * The REPL is the same code in every chapter; s01 runs it under plain node, s04 (where Ctrl+C
- * cancels the turn instead of ending the agent) under the tsx CLI, as readers run it.
+ * cancels the turn instead of ending the agent) runs the suspend under the tsx CLI, as readers run
+ * it: Ctrl+Z stops the whole process group, tsx with it. The other two tests check how the REPL
+ * reads keys, which tsx does not touch, so s04 runs them under node (a start through tsx costs
+ * several of a bundle's).
  */
 import { describe, expect, it } from 'vitest';
 import { reply, text, toolUse } from '../shared/fake-anthropic.ts';
@@ -29,7 +32,7 @@ const typed = (run: { requests: { body: any }[] }) =>
 describe.concurrent.each([
   ['s01', false],
   ['s04', true],
-])('%s: keys at the REPL (viaTsx: %s)', (chapter, viaTsx) => {
+])('%s: keys at the REPL (the suspend through tsx: %s)', (chapter, viaTsx) => {
   const prompt = new RegExp(`${chapter} >> `);
   const twoPrompts = new RegExp(`${chapter} >> [\\s\\S]*${chapter} >> `);
 
@@ -45,7 +48,7 @@ describe.concurrent.each([
         { after: /\$ sleep 30/, keys: '\x03' },
         ...(cancels ? [{ after: /\(interrupted/, keys: 'exit\r' }] : []),
       ],
-      { viaTsx, wrapper: watchGroup, replies: [reply(toolUse('bash', { command: 'sleep 30' }))], timeoutMs: 15_000 },
+      { wrapper: watchGroup, replies: [reply(toolUse('bash', { command: 'sleep 30' }))], timeoutMs: 15_000 },
     );
     expect(run.stdout + run.stderr, 'Ctrl+C after Ctrl+Z is still read as a key').not.toContain(GROUP_SIGINT);
     if (cancels) {
@@ -89,10 +92,7 @@ describe.concurrent.each([
         { after: /two\n[\s\S]*>> par/, keys: 'tial\r' },
         { after: /three\n/, keys: 'exit\r' },
       ],
-      {
-        viaTsx,
-        replies: [reply(toolUse('bash', { command: 'sleep 1' })), reply(text('one')), reply(text('two')), reply(text('three'))],
-      },
+      { replies: [reply(toolUse('bash', { command: 'sleep 1' })), reply(text('one')), reply(text('two')), reply(text('three'))] },
     );
     expect(run.code, run.stdout).toBe(0);
     expect(typed(run), 'what was typed after "par" goes after it').toEqual(['first', 'second', 'partial']);
