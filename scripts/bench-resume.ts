@@ -16,7 +16,7 @@ import { mkdirSync, mkdtempSync, realpathSync, rmSync, statSync, writeFileSync }
 import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { REPO } from '../tests/helpers/run-chapter.ts';
+import { REPO } from './chapters.ts';
 import { sessionFiles } from '../tests/helpers/sessions.ts';
 
 const megabytes = Number(process.argv[2] ?? 50);

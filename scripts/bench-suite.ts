@@ -15,7 +15,7 @@ import { spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
-import { REPO } from '../tests/helpers/run-chapter.ts';
+import { REPO } from './chapters.ts';
 
 interface JsonReport {
   numTotalTests: number;

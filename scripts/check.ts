@@ -8,7 +8,8 @@ import { existsSync } from 'node:fs';
 import { dirname, join, relative } from 'node:path';
 import { loadChecks } from '../tests/helpers/exercises.ts';
 import { BundleError, bundleChapter } from '../tests/helpers/bundle.ts';
-import { REPO, chapterCode, chapters, cleanupTemp } from '../tests/helpers/run-chapter.ts';
+import { chapterCode, chapterFolder, chapters, REPO } from './chapters.ts';
+import { cleanupTemp } from '../tests/helpers/run-chapter.ts';
 import { typeErrors } from '../tests/helpers/typecheck.ts';
 
 const chapter = process.argv[2];
@@ -19,7 +20,7 @@ function usage(): never {
   process.exit(2);
 }
 if (!chapter) usage();
-const code = chapters().some((d) => d === chapter || d.startsWith(`${chapter}_`)) ? chapterCode(chapter) : undefined;
+const code = chapterFolder(chapter) ? chapterCode(chapter) : undefined;
 if (!code) {
   console.error(`There is no chapter "${chapter}".`);
   usage();

@@ -8,31 +8,30 @@
  *
  * The first run of a chapter copies demo/ to <tmpdir>/lah-demo-<chapter>; later runs reuse that
  * copy, so what the agent changed (and s04's sessions, which are kept per folder) is still there.
- * The chapter then runs as `tsx <repo>/<chapter>/code.ts …` in the copy, with your terminal, and
- * its exit code is this script's.
+ * The chapter then runs in the copy, with your terminal, as `tsx <repo>/<chapter>/code.ts …` would
+ * run it there (in this script's own process, under the tsx that runs it), and its exit code is
+ * this script's.
  */
-import { spawn } from 'node:child_process';
 import { cpSync, existsSync, rmSync } from 'node:fs';
-import { constants, tmpdir } from 'node:os';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { DIM, paint } from '../shared/terminal.ts';
-import { REPO, chapters as chapterFolders } from '../tests/helpers/run-chapter.ts';
+import { chapterFolder, chapters, REPO } from './chapters.ts';
 
 const DEMO = join(REPO, 'demo');
-const TSX = join(REPO, 'node_modules', '.bin', 'tsx');
 
-const chapters = chapterFolders();
 function usage(problem?: string): never {
   if (problem) console.error(problem);
   console.error('Usage: npm run demo <chapter> [-- --fresh] [-- <the chapter\'s flags>]');
   console.error('  e.g. npm run demo s02, then type: fix the failing test');
-  console.error(`Chapters: ${chapters.join(', ')}`);
+  console.error(`Chapters: ${chapters().join(', ')}`);
   process.exit(2);
 }
 
 const [chapter, ...rest] = process.argv.slice(2);
 if (!chapter || chapter === '-h' || chapter === '--help') usage();
-const folder = chapters.find((d) => d === chapter || d.startsWith(`${chapter}_`));
+const folder = chapterFolder(chapter);
 if (!folder) usage(`There is no chapter "${chapter}".`);
 const fresh = rest.includes('--fresh');
 const args = rest.filter((arg) => arg !== '--fresh');
@@ -48,27 +47,17 @@ const again = `npm run demo ${short} -- --fresh starts over`;
 console.error(paint(DIM, `[demo: working in ${copy}, ${how}; ${again}]`));
 
 // The chapter reads .env from its working folder: point it at the repo's, where yours is.
-const env = { ...process.env };
-if (!env.DOTENV_CONFIG_PATH && existsSync(join(REPO, '.env'))) {
-  env.DOTENV_CONFIG_PATH = join(REPO, '.env');
+if (!process.env.DOTENV_CONFIG_PATH && existsSync(join(REPO, '.env'))) {
+  process.env.DOTENV_CONFIG_PATH = join(REPO, '.env');
 }
-const child = spawn(TSX, [join(REPO, folder, 'code.ts'), ...args], {
-  cwd: copy,
-  env,
-  stdio: 'inherit',
-});
 
-// Ctrl+C reaches the chapter from the terminal itself: it decides what the key does (s04 stops a
-// turn, s01 exits). This script only waits for it; a signal meant for the script is passed on.
-process.on('SIGINT', () => {});
-for (const signal of ['SIGTERM', 'SIGHUP'] as const) {
-  process.on(signal, () => child.kill(signal));
-}
-child.on('error', (err) => {
-  console.error(`could not start the chapter: ${err.message}`);
-  process.exit(1);
-});
-child.on('exit', (code, signal) => {
-  // Killed by a signal: exit as a shell reports it, 128 + its number.
-  process.exit(code ?? 128 + (signal ? constants.signals[signal] : 0));
-});
+// Run the chapter in this process, as `tsx <chapter>/code.ts …` started in the copy would run it:
+// this script already runs under tsx, and a second tsx (its own node processes, its own loader)
+// would add about half a second to every start. The chapter takes its working folder from
+// process.cwd(), its flags from process.argv, and runs its main() only when it is process.argv[1]
+// (see isEntryPoint in shared/cli.ts). Ctrl+C, its exit code and any uncaught error are then the
+// chapter's own, exactly as under tsx.
+const code = join(REPO, folder, 'code.ts');
+process.chdir(copy);
+process.argv = [process.argv[0], code, ...args];
+await import(pathToFileURL(code).href);

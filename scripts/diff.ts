@@ -10,7 +10,7 @@ import { writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { basename, dirname, join } from 'node:path';
 import { parseFileList } from '../tests/helpers/layout.ts';
-import { chapterCode, chapters } from '../tests/helpers/run-chapter.ts';
+import { chapterCode, chapters } from './chapters.ts';
 
 const [a, b] = process.argv.slice(2);
 function usage(problem?: string): never {

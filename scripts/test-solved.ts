@@ -24,7 +24,7 @@ import { rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { applySolution, chapterSources, type SolvedFiles } from '../tests/helpers/exercises.ts';
-import { REPO, chapters } from '../tests/helpers/run-chapter.ts';
+import { REPO, chapters } from './chapters.ts';
 
 const keep = process.argv.includes('--keep');
 const copy = mkdtempSync(join(tmpdir(), 'lah-solved-'));

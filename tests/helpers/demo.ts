@@ -6,9 +6,10 @@
  *   nodeTest(run.workspace) → { pass: 52, fail: 0, output }
  */
 import { spawnSync } from 'node:child_process';
-import { cpSync, readFileSync, writeFileSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { cpSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { REPO } from './run-chapter.ts';
+import { REPO } from '../../scripts/chapters.ts';
 
 export const DEMO = join(REPO, 'demo');
 
@@ -22,12 +23,62 @@ export function copyDemo(workspace: string): void {
   cpSync(DEMO, workspace, { recursive: true });
 }
 
-/** The sample project's tests, run with the node running this test: how many pass and fail. */
-export function nodeTest(workspace: string) {
+export interface NodeTestResult {
+  pass: number;
+  fail: number;
+  status: number | null;
+  output: string;
+}
+
+/**
+ * The sample project's tests, run with the node running this test: how many pass and fail.
+ *
+ * Each run of `node --test` costs three node processes (the runner, one per test file), and most
+ * workspaces here hold the same code: demo/ as shipped, or fixed, by the same one-line change.
+ * The tests are deterministic (no clock, no randomness, no network, no file read), so the same
+ * files give the same result: a result is kept, and given again, for the exact contents of the
+ * files node --test reads (see testInputs). So the tests run once per distinct project, not once
+ * per check.
+ */
+export function nodeTest(workspace: string): NodeTestResult {
+  const key = testInputs(workspace);
+  const known = nodeTestResults.get(key);
+  if (known) return known;
   const run = spawnSync(process.execPath, ['--test'], { cwd: workspace, encoding: 'utf8' });
   const output = `${run.stdout}${run.stderr}`;
-  const count = (what: string) => Number(output.match(new RegExp(`^[#ℹ] ${what} (\\d+)$`, 'm'))?.[1]);
-  return { pass: count('pass'), fail: count('fail'), status: run.status, output };
+  const count = (what: string) =>
+    Number(output.match(new RegExp(`^[#ℹ] ${what} (\\d+)$`, 'm'))?.[1]);
+  const result = { pass: count('pass'), fail: count('fail'), status: run.status, output };
+  nodeTestResults.set(key, result);
+  return result;
+}
+
+const nodeTestResults = new Map<string, NodeTestResult>();
+
+/**
+ * A sha256 of what `node --test` reads in a workspace: the path and content of every file in it,
+ * at any depth (which files it runs depends on their names: test/*.js, *.test.js, …), except
+ * Markdown and JSON Lines files. None of those is run or read by the tests: node --test runs
+ * only .js, .cjs and .mjs files, and the sample project's code and tests import nothing but
+ * node:assert, node:test and each other, and open no file. Yet they are what differs between runs
+ * that leave the same code: AGENTS.md (a test takes its rule out), CHANGELOG.md (s06 adds a line),
+ * README.md (varyDemo), trace.jsonl (--trace). Should demo/'s tests ever read one, count it here.
+ */
+function testInputs(workspace: string): string {
+  const hash = createHash('sha256');
+  const add = (folder: string) => {
+    const entries = readdirSync(join(workspace, folder), { withFileTypes: true });
+    for (const entry of entries.sort((a, b) => (a.name < b.name ? -1 : 1))) {
+      const path = folder ? `${folder}/${entry.name}` : entry.name;
+      if (entry.isDirectory()) add(path);
+      else if (!/\.(md|jsonl)$/.test(entry.name)) {
+        const content = readFileSync(join(workspace, path));
+        hash.update(`${path}\0${content.length}\0`).update(content);
+      }
+    }
+  };
+  add('');
+  return hash.digest('hex');
 }
 
 /** Change a file of the workspace: `edit(ws, 'src/a.js', (text) => …)`. */

@@ -16,10 +16,9 @@
  * run that has not exited after `timeoutMs`, unless the test says it expects that.
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { appendFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { appendFileSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { dirname, join, relative, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { dirname, join, relative } from 'node:path';
 import {
   startFakeAnthropic,
   type FakeOptions,
@@ -27,9 +26,12 @@ import {
   type Reply,
   type Respond,
 } from '../../shared/fake-anthropic.ts';
+import { chapterCode, REPO } from '../../scripts/chapters.ts';
 import { BUNDLE_DIR, bundleChapter, originalPositions } from './bundle.ts';
 
-export const REPO = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
+// Where the repo is and which chapters it has: in a module of their own, which npm run demo
+// loads without the fake API and esbuild that this one brings.
+export { chapterCode, chapters, REPO } from '../../scripts/chapters.ts';
 // What `npx tsx` runs: the CLI, which starts node with tsx's loader in a child process.
 const TSX_CLI = join(REPO, 'node_modules/.bin/tsx');
 export const TEST_KEY = 'sk-ant-test-key';
@@ -128,18 +130,6 @@ const running = new Set<ChildProcess>();
 export function cleanupTemp(): void {
   for (const child of running) killTree(child.pid!);
   for (const dir of made.splice(0)) rmSync(dir, { recursive: true, force: true });
-}
-
-/** The chapter folders, e.g. ['s01_agent_loop', 's02_tools']. */
-export function chapters(): string[] {
-  return readdirSync(REPO).filter((d) => /^s\d\d_/.test(d) && existsSync(join(REPO, d, 'code.ts'))).sort();
-}
-
-/** `s01` or `s01_agent_loop` → absolute path of that chapter's code.ts. */
-export function chapterCode(chapter: string): string {
-  const dir = chapters().find((d) => d === chapter || d.startsWith(`${chapter}_`));
-  if (!dir) throw new Error(`No chapter folder with a code.ts matches "${chapter}" (there are: ${chapters().join(', ')})`);
-  return join(REPO, dir, 'code.ts');
 }
 
 export const plain = (s: string) => s.replace(/\x1b\[[0-9;?]*[A-Za-z]/g, '').replace(/\r\n?/g, '\n');

@@ -1,0 +1,39 @@
+/**
+ * Where the repo is, and its chapter folders: what the scripts a reader runs (npm run demo,
+ * npm run check, …) and the tests both need.
+ *
+ * It imports nothing but node's own modules, on purpose: `npm run demo` loads it at every start,
+ * in the process the chapter then runs in, and taking these from the test helpers instead
+ * (tests/helpers/run-chapter.ts, which re-exports REPO, chapters and chapterCode for the tests)
+ * would load the fake API and esbuild there too.
+ *
+ *   chapters()            ['s01_agent_loop', 's02_tools', …]
+ *   chapterFolder('s02')  's02_tools' (or undefined: there is no such chapter)
+ *   chapterCode('s02')    '<repo>/s02_tools/code.ts' (or it throws)
+ */
+import { existsSync, readdirSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+export const REPO = resolve(dirname(fileURLToPath(import.meta.url)), '..');
+
+/** The chapter folders, e.g. ['s01_agent_loop', 's02_tools']. */
+export function chapters(): string[] {
+  const folders = readdirSync(REPO).filter((d) => /^s\d\d_/.test(d));
+  return folders.filter((d) => existsSync(join(REPO, d, 'code.ts'))).sort();
+}
+
+/** `s01` or `s01_agent_loop` → `s01_agent_loop`; undefined if no chapter folder matches. */
+export function chapterFolder(chapter: string): string | undefined {
+  return chapters().find((d) => d === chapter || d.startsWith(`${chapter}_`));
+}
+
+/** `s01` or `s01_agent_loop` → absolute path of that chapter's code.ts. */
+export function chapterCode(chapter: string): string {
+  const dir = chapterFolder(chapter);
+  if (!dir) {
+    const there = chapters().join(', ');
+    throw new Error(`No chapter folder with a code.ts matches "${chapter}" (there are: ${there})`);
+  }
+  return join(REPO, dir, 'code.ts');
+}
