@@ -1,19 +1,22 @@
 /**
  * npm run inspect on traces no chapter would write, but a faulty compatible endpoint, a damaged
  * file or a very long run can leave: every field is untrusted, and the page's promise is "shown,
- * never a crash". Values whose toString is not a function, a reply nested 20,000 deep, 300,000
- * requests, a byte-order mark, a line too long to read, a trace larger than the memory of the
- * process that reads it. (page.js, on the same kind of values, is tested in a real browser in
- * tests/inspect-browser.test.ts.)
+ * never a crash". Values whose toString is not a function, a reply nested 20,000 deep, more
+ * requests than the stack has room for as arguments (300,000 crashed the page once; 25,000 here,
+ * drawn with 150 KB of stack, not node's 984), a byte-order mark, a line too long to read, a
+ * trace larger than the memory of the process that reads it. (page.js, on the same kind of
+ * values, is tested in a real browser in tests/inspect-browser.test.ts.)
  */
 import { spawnSync } from 'node:child_process';
-import { closeSync, mkdtempSync, openSync, readFileSync, statSync, writeFileSync, writeSync }
+import { closeSync, copyFileSync, mkdirSync, mkdtempSync, openSync, readFileSync, statSync }
   from 'node:fs';
+import { writeFileSync, writeSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { inspect, traceLines } from '../scripts/inspect.ts';
 import { readTrace, renderPage } from '../scripts/inspector/page.ts';
+import { bundleChapter, originalPositions } from './helpers/bundle.ts';
 import { REPO } from './helpers/run-chapter.ts';
 
 const HEADER = { type: 'trace', version: 1, chapter: 's05_context_compact', workspace: '/w',
@@ -37,6 +40,30 @@ function exchange(n: number, fields: Record<string, unknown> = {}) {
     ...fields,
   };
 }
+
+/**
+ * npm run inspect <trace> in a process of its own, started with `flags` (node's limits): its page's
+ * path, or a failure with what the process said. It runs on plain node, from scripts/inspect.ts
+ * bundled as the chapters are (helpers/bundle.ts): through tsx it would spend 2 CPU-s loading
+ * before it read a line. The bundle is copied beside page.js and page.css, which page.ts reads
+ * from its own folder; into a folder named as the bundles' is, so that originalPositions() finds
+ * its source map and a stack trace names the lines of page.ts.
+ */
+async function inspectIn(flags: string[], trace: string): Promise<string> {
+  command ??= bundleChapter(join(REPO, 'scripts/inspect.ts')).then((bundle) => {
+    const dir = join(folder(), 'lah-bundles');
+    mkdirSync(dir);
+    for (const asset of ['page.js', 'page.css']) {
+      copyFileSync(join(REPO, 'scripts/inspector', asset), join(dir, asset));
+    }
+    copyFileSync(bundle, join(dir, basename(bundle)));
+    return join(dir, basename(bundle));
+  });
+  const run = spawnSync(process.execPath, [...flags, await command, trace], { encoding: 'utf8' });
+  expect(run.status, originalPositions(run.stderr.slice(0, 2000))).toBe(0);
+  return run.stdout.trim();
+}
+let command: Promise<string> | undefined;
 
 // String() of this throws: "Cannot convert object to primitive value". So do `${…}` and Number().
 const ODD = { toString: 1 };
@@ -84,17 +111,21 @@ describe('shapes that break a recursive or spread-out reader', () => {
     expect(JSON.stringify(rows[0].response)).toContain('nested too deep');
   });
 
-  // Math.max(...values) overflows the stack from about 125,000 values: 150,000 requests are
-  // past that, and take a third of the time 300,000 would.
-  it('draws 150,000 requests: no Math.max(...) over all of them', () => {
+  // Math.max(...values) puts each value on the stack, 8 bytes an argument, and throws a
+  // RangeError when they do not fit: from about 125,000 values with node's 984 KB of stack, as
+  // 300,000 requests did. Drawn by a process given 150 KB, the page of 25,000 requests (200 KB
+  // of arguments) shows the same bug at a sixth of the work; node needs under 80 KB to start.
+  it('draws 25,000 requests with 150 KB of stack: no Math.max(...) over all of them', async () => {
     const line = (n: number) => `{"type":"exchange","n":${n},"method":"POST",` +
       `"path":"/v1/messages","times":{"sent":${T0 + n}},"response":{"usage":` +
       `{"input_tokens":${n % 97},"output_tokens":1}}}`;
     const lines = [JSON.stringify(HEADER)];
-    for (let n = 1; n <= 150_000; n++) lines.push(line(n));
-    const html = renderPage(lines.join('\n'));
-    expect(html).toContain('150,000 requests');
-  }, 120_000);
+    for (let n = 1; n <= 25_000; n++) lines.push(line(n));
+    const file = join(folder(), 'many.jsonl');
+    writeFileSync(file, lines.join('\n'));
+    const html = readFileSync(await inspectIn(['--stack-size=150'], file), 'utf8');
+    expect(html).toContain('25,000 requests');
+  });
 
   it('reads a trace whose header follows a UTF-8 byte-order mark', () => {
     const trace = readTrace(`\uFEFF${jsonl(HEADER, exchange(1))}`);
@@ -119,31 +150,28 @@ describe('reading a trace as a stream of lines', () => {
     expect(cut[1]).toMatch(/^\(a line of more than 2,000,000 bytes, not read\)$/);
   });
 
-  it('reads a trace larger than the memory of the process that reads it', () => {
-    // 16 requests, each sending the same 3 MB conversation again and one new message: a 48 MB
-    // trace, a page of a few MB, read by a process allowed 40 MB of heap.
+  it('reads a trace larger than the memory of the process that reads it', async () => {
+    // 24 requests, each sending the same 1.1 MB conversation again and one new message: a 26 MB
+    // trace, a page of about 1 MB, read by a process allowed 20 MB of heap. A line at a time, the
+    // reader needs about 11 MB here; one that held the whole trace as a string needs over 32.
     const dir = folder();
     const file = join(dir, 'big.jsonl');
+    const old = Array.from({ length: 300 }, (_, i) =>
+      ({ role: i % 2 ? 'assistant' : 'user', content: `${i} `.repeat(1_000) }));
     const fd = openSync(file, 'w');
     try {
       writeSync(fd, `${JSON.stringify(HEADER)}\n`);
-      const old = Array.from({ length: 300 }, (_, i) =>
-        ({ role: i % 2 ? 'assistant' : 'user', content: `${i} `.repeat(5_000) }));
-      for (let n = 1; n <= 16; n++) {
+      for (let n = 1; n <= 24; n++) {
         const messages = [...old, { role: 'user', content: `request ${n}` }];
         writeSync(fd, `${JSON.stringify(exchange(n, { request: { model: 'm', messages } }))}\n`);
       }
     } finally {
       closeSync(fd);
     }
-    expect(statSync(file).size).toBeGreaterThan(48e6);
-    const run = spawnSync(join(REPO, 'node_modules/.bin/tsx'), ['scripts/inspect.ts', file], {
-      cwd: REPO, encoding: 'utf8',
-      env: { ...process.env, NODE_OPTIONS: '--max-old-space-size=40' },
-    });
-    expect(run.status, run.stderr.slice(0, 2000)).toBe(0);
-    const page = readFileSync(run.stdout.trim(), 'utf8');
-    expect(page.length, 'the page holds the conversation once').toBeLessThan(10e6);
-    expect(island(page).rows).toHaveLength(16);
-  }, 60_000);
+    expect(statSync(file).size).toBeGreaterThan(26e6);
+    const page = readFileSync(await inspectIn(['--max-old-space-size=20'], file), 'utf8');
+    const once = JSON.stringify(old).length; // 1.1 MB
+    expect(page.length, 'the page holds the conversation once').toBeLessThan(2 * once);
+    expect(island(page).rows).toHaveLength(24);
+  });
 });
