@@ -23,21 +23,23 @@ const lines = (file: string) => readFileSync(file, 'utf8').trimEnd().split('\n')
 const again = (first: RunResult) => ({ folders: { workspace: first.workspace, home: first.home } });
 
 /**
- * A session made once by a real run (`-p hello`, answered "Hi."), for the tests that start from one
- * and change it: each gets a HOME of its own holding a copy, and runs in the one workspace (sessions
- * are kept in HOME, and these runs write nothing in the workspace). A chapter process less each.
+ * A REPL session made once by a real run: "hello", answered "Hi.", then Ctrl+C at the prompt. Two
+ * tests look at what that exit left. The others start from the session it logged (a header and
+ * those two messages) and change it: each gets a HOME of its own holding a copy, and runs in the
+ * one workspace (sessions are kept in HOME, and these runs write nothing in the workspace). A
+ * chapter process less each.
  */
-const helloRun = once(() => runChapter('s04', { args: ['-p', 'hello'], replies: [reply(text('Hi.'))] }));
+const chattedThenCtrlC = once(() =>
+  runRepl('s04', ['hello', { after: /Hi\.[\s\S]*s04 >> $/, keys: '\x03' }], {
+    replies: [reply(text('Hi.'))],
+  }),
+);
 async function helloSession(): Promise<RunResult> {
-  const first = await helloRun();
-  expect(first.code, `the run that makes the session to resume failed:\n${first.stderr}`).toBe(0);
+  const first = await chattedThenCtrlC();
+  // Under a terminal, the chapter's stderr comes out with its stdout.
+  expect(first.code, `the run that makes the session to resume failed:\n${first.stdout}`).toBe(130);
   return withHomeCopy(first);
 }
-
-/** A REPL session: "hello", answered "Hi there.", then Ctrl+C at the prompt. Made once, for two tests. */
-const chattedThenCtrlC = once(() =>
-  runRepl('s04', ['hello', { after: /Hi there\.[\s\S]*s04 >> $/, keys: '\x03' }], { replies: [reply(text('Hi there.'))] }),
-);
 
 /** `-c` after a session ("hello", "Hi.") whose fourth line is torn: skipped, kept on its own line. */
 async function expectResumesPastTornLine(first: RunResult, file: string) {
@@ -56,14 +58,17 @@ const saidHello = once(() =>
 );
 
 /**
- * Two sessions in one workspace: "fix the\nfailing test", then "write the docs", continued once with
- * -c. Made once, for two tests.
+ * Two sessions in one workspace: "fix the\nfailing test" (a -p run), then a REPL session of two
+ * prompts, "write the docs" and "and the readme", in which /sessions is typed before exit. Made
+ * once, for three tests: `a` is the first run (its folders are the workspace's), `repl` the REPL.
  */
 const twoSessions = once(async () => {
   const a = await runChapter('s04', { args: ['-p', 'fix the\nfailing test'], replies: [reply(text('Fixed.'))] });
-  await runChapter('s04', { ...again(a), args: ['-p', 'write the docs'], replies: [reply(text('Written.'))] });
-  await runChapter('s04', { ...again(a), args: ['-c', '-p', 'and the readme'], replies: [reply(text('Done.'))] });
-  return a;
+  const repl = await runRepl('s04', ['write the docs', 'and the readme', '/sessions', 'exit'], {
+    ...again(a),
+    replies: [reply(text('Written.')), reply(text('Done.'))],
+  });
+  return { a, repl };
 });
 
 describe.concurrent('s04: the session log', () => {
@@ -98,7 +103,7 @@ describe.concurrent('s04: the session log', () => {
   });
 
   it('-r takes a unique prefix of an id; an ambiguous or unknown one is an error that creates nothing', async () => {
-    const a = withHomeCopy(await twoSessions()); // the test below lists them as they were made
+    const a = withHomeCopy((await twoSessions()).a); // the test below lists them as they were made
     const ids = sessionFiles(a).map((f) => f.split('/').at(-1)!.slice(0, 36));
     expect(ids).toHaveLength(2);
     const resumed = await runChapter('s04', { ...again(a), args: ['-r', ids[0].slice(0, 6), '-p', 'more'], replies: [reply(text('C.'))] });
@@ -129,7 +134,8 @@ describe.concurrent('s04: the session log', () => {
   });
 
   it('--sessions lists this workspace’s sessions, newest first, with their size and first prompt', async () => {
-    const list = await runChapter('s04', { ...again(await twoSessions()), args: ['--sessions'] });
+    const { a } = await twoSessions();
+    const list = await runChapter('s04', { ...again(a), args: ['--sessions'] });
     expect(list.code).toBe(0);
     const rows = list.stdout.trim().split('\n');
     expect(rows).toHaveLength(2);
@@ -317,17 +323,22 @@ describe.concurrent('s04: a disk, a home and a folder that are not what they sho
     expect(run.requests).toHaveLength(0);
   });
 
-  it('a folder, a dangling link and a FIFO named *.jsonl are not sessions: --sessions and -c skip them', async () => {
+  it('a folder, a dangling link and a FIFO named *.jsonl are not sessions: /sessions and -c skip them', async () => {
     const first = await helloSession();
     const folder = sessionFolder(first);
     mkdirSync(join(folder, 'a-folder.jsonl'));
     symlinkSync(join(folder, 'gone'), join(folder, 'dangling.jsonl'));
     expect(spawnSync('mkfifo', [join(folder, 'fifo.jsonl')]).status, 'mkfifo').toBe(0);
-    const list = await runChapter('s04', { ...again(first), args: ['--sessions'], timeoutMs: 30_000 });
-    expect(list.code, list.stderr).toBe(0);
-    expect(list.stdout.trim().split('\n')).toEqual([expect.stringMatching(/ 2 messages +hello$/)]);
-    const run = await runChapter('s04', { ...again(first), args: ['-c', '-p', 'again'], replies: [reply(text('Ok.'))], timeoutMs: 30_000 });
-    expect(run.code, run.stderr).toBe(0);
+    // One REPL: -c resumes, /sessions lists (printSessions, as --sessions does), then a prompt.
+    const run = await runRepl('s04', ['/sessions', 'again', 'exit'], {
+      ...again(first),
+      args: ['-c'],
+      replies: [reply(text('Ok.'))],
+      timeoutMs: 30_000,
+    });
+    expect(run.code, run.stdout).toBe(0);
+    const list = run.stdout.split('s04 >> /sessions\n')[1]?.split('s04 >> ')[0] ?? '';
+    expect(list.trim().split('\n')).toEqual([expect.stringMatching(/ 2 messages +hello$/)]);
     expect(run.requests[0].body.messages[0].content).toBe('hello');
   });
 
@@ -456,11 +467,14 @@ describe.concurrent('s04: Ctrl+C in a one-shot run', () => {
   });
 
   it('/sessions in the REPL lists the sessions, this one included', async () => {
-    const first = await helloSession();
-    const run = await runRepl('s04', ['/sessions', 'exit'], { ...again(first) });
+    // The REPL of the two sessions above: /sessions typed after its two prompts were answered.
+    const { repl: run } = await twoSessions();
     expect(run.code, run.stdout).toBe(0);
-    expect(run.stdout).toMatch(/[0-9a-f]{8} .* 2 messages +hello/);
-    expect(run.requests, '/sessions is not sent to the model').toHaveLength(0);
+    expect(run.stdout, 'this one').toMatch(/[0-9a-f]{8} .* 4 messages +write the docs/);
+    const before = /[0-9a-f]{8} .* 2 messages +fix the failing test/;
+    expect(run.stdout, 'and the one before it').toMatch(before);
+    const sent = '/sessions is not sent to the model: a request for each prompt only';
+    expect(run.requests, sent).toHaveLength(2);
   });
 });
 
