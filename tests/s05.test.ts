@@ -86,11 +86,49 @@ const bigRounds = (rounds: number, summary: (n: number) => Reply = (n) => reply(
 };
 
 /**
- * Six rounds of BIG commands past CONTEXT_WINDOW=40000, in one turn: two compactions or more. Made
+ * Three rounds of BIG commands past CONTEXT_WINDOW=40000, in one turn: three compactions, one before
+ * each request after a round. (Each leaves the four newest results, which it may not summarise, over
+ * the threshold; so after three, compaction is off for the run, and more rounds would add none.) Made
  * once, for three tests (the first compaction, resuming after the last, the prompt kept through all).
  */
 const PROMPT = 'count it all, then tell me the total (request 7f3a)';
-const compacted = once(() => runChapter('s05', { args: ['-p', PROMPT], env: { CONTEXT_WINDOW: '40000' }, respond: bigRounds(6) }));
+const compacted = once(() => runChapter('s05', { args: ['-p', PROMPT], env: { CONTEXT_WINDOW: '40000' }, respond: bigRounds(3) }));
+
+/**
+ * Four rounds of BIG commands past CONTEXT_WINDOW=40000 where no summary can be had: the first
+ * summary request fails with an API error, the next two answer with no summary text. Made once, for
+ * two tests (the summary made from the history instead, and giving up after three failures).
+ */
+const summariesFail = once(() =>
+  runChapter('s05', {
+    args: ['-p', 'count it all'],
+    env: { CONTEXT_WINDOW: '40000' },
+    respond: bigRounds(4, (n) =>
+      n === 1 ? httpError(500, 'overloaded, sorry', { 'x-should-retry': 'false' }) : reply(text(''), toolUse('bash', { command: 'true' })),
+    ),
+  }),
+);
+
+/**
+ * "prompt is too long" from the API where the chapter's estimate says all fits: a vendor's window of
+ * 16,000, smaller than the 200,000 the chapter believes. Made once, for two tests.
+ */
+const tooLong = once(() => {
+  let turns = 0;
+  return runChapter('s05', {
+    args: ['-p', 'count it all'],
+    fake: { contextWindow: 16_000 }, // a vendor's window, smaller…
+    env: { CONTEXT_WINDOW: '200000' }, // …than the chapter believes: its estimate says all fits
+    expectRefused: true,
+    respond: (body) => {
+      if (isSummary(body)) return reply(text('SUMMARY of the counting.'));
+      // The third request holds three results, two of them not yet seen: too long for the vendor.
+      if (++turns === 1) return reply(toolUse('bash', { command: BIG }, 'toolu_a'));
+      if (turns === 2) return reply(...['b', 'c'].map((k) => toolUse('bash', { command: BIG }, `toolu_${k}`)));
+      return reply(text('Done after compacting.'));
+    },
+  });
+});
 
 describe.concurrent('s05 tier 2: a summary in place of the older conversation', () => {
   it('compacts past the threshold: transcript first, then a summary the next request starts with', async () => {
@@ -144,11 +182,7 @@ describe.concurrent('s05 tier 2: a summary in place of the older conversation', 
   });
 
   it('falls back to a summary made from the history when the summary request fails, and says so', async () => {
-    const run = await runChapter('s05', {
-      args: ['-p', 'count it all'],
-      env: { CONTEXT_WINDOW: '40000' },
-      respond: bigRounds(3, () => httpError(500, 'overloaded, sorry', { 'x-should-retry': 'false' })),
-    });
+    const run = await summariesFail();
     expect(run.code, run.stderr).toBe(0);
     expect(run.stderr).toMatch(/the summary request failed \(API error 500: overloaded, sorry\)/);
     const after = run.requests.find((r, i) => i > 0 && isSummary(run.requests[i - 1].body))!.body;
@@ -156,30 +190,15 @@ describe.concurrent('s05 tier 2: a summary in place of the older conversation', 
   });
 
   it('gives up on automatic compaction after three failures in a row, and says so once', async () => {
-    const run = await runChapter('s05', {
-      args: ['-p', 'count it all'],
-      env: { CONTEXT_WINDOW: '40000' },
-      respond: bigRounds(5, () => reply(text(''), toolUse('bash', { command: 'true' }))), // no summary text
-    });
+    const run = await summariesFail(); // an API error, then twice no summary text
     expect(run.code, run.stderr).toBe(0);
+    // The request after the fourth round is past the threshold too: no fourth try before it.
     expect(run.requests.filter((r) => isSummary(r.body)), 'three tries, then no more').toHaveLength(3);
     expect(run.stderr.match(/compaction keeps failing; it is off for this run/g)).toHaveLength(1);
   });
 
   it('on "prompt is too long" from the API: compacts once, and the retried request succeeds', async () => {
-    let turns = 0;
-    const run = await runChapter('s05', {
-      args: ['-p', 'count it all'],
-      fake: { contextWindow: 30_000 },
-      env: { CONTEXT_WINDOW: '200000' }, // the chapter believes it has 200,000
-      expectRefused: true,
-      respond: (body) => {
-        if (isSummary(body)) return reply(text('SUMMARY of seven counts.'));
-        // Two rounds of three: the third request holds six results (the newest three not yet seen).
-        if (++turns <= 2) return reply(...[0, 1, 2].map((k) => toolUse('bash', { command: BIG }, `toolu_big${turns}${k}`)));
-        return reply(text('Done after compacting.'));
-      },
-    });
+    const run = await tooLong();
     expect(run.code, run.stderr).toBe(0);
     const refused = run.requests.filter((r) => r.refused);
     expect(refused, `one request was too long; stderr:\n${run.stderr}`).toHaveLength(1);
@@ -190,35 +209,60 @@ describe.concurrent('s05 tier 2: a summary in place of the older conversation', 
   });
 });
 
+/**
+ * The model asks to compact twice in one turn: first in a reply of three calls, with a focus; then on
+ * its own. Made once, for two tests: the first compaction (tier 3), and the two transcripts it leaves
+ * (the transcripts test deletes one and goes on in this HOME; the tier 3 test reads only the requests).
+ */
+const tidied = once(() => {
+  let turns = 0;
+  return runChapter('s05', {
+    args: ['-p', 'tidy up'],
+    env: { CONTEXT_WINDOW: '200000' },
+    respond: (body) => {
+      if (isSummary(body)) return reply(text('SUMMARY with the focus.'));
+      if (++turns === 1) {
+        return reply(
+          toolUse('bash', { command: 'echo one' }, 'toolu_1'),
+          toolUse('compact', { focus: 'the database schema' }, 'toolu_c'),
+          toolUse('bash', { command: 'echo two' }, 'toolu_2'),
+        );
+      }
+      return turns === 2 ? reply(toolUse('compact', {}, 'toolu_c2')) : reply(text('Tidied.'));
+    },
+  });
+});
+
+/**
+ * A REPL session with two /compact commands: the first cancelled by Ctrl+C while its summary never
+ * comes, the second with a focus, answered. Made once, for two tests.
+ */
+const compactedInRepl = once(() => {
+  let summaries = 0;
+  return runRepl(
+    's05',
+    ['hello there', '/compact', { after: /\[compacting \(you asked\)/, keys: '\x03' }, 'and now?', '/compact keep the API design', 'and then?', 'exit'],
+    {
+      respond: (body) => {
+        if (!isSummary(body)) return reply(text('Hi.'));
+        return ++summaries === 1 ? new Promise<Reply>(() => {}) : reply(text('SUMMARY: said hello.')); // the first never comes
+      },
+    },
+  );
+});
+
 describe.concurrent('s05 tier 3: the compact tool and /compact', () => {
   it('answers every call of the reply first, then compacts with the model’s focus', async () => {
-    let summaryBody: any;
-    let turns = 0;
-    const run = await runChapter('s05', {
-      args: ['-p', 'tidy up'],
-      env: { CONTEXT_WINDOW: '200000' },
-      respond: (body) => {
-        if (isSummary(body)) {
-          summaryBody = body;
-          return reply(text('SUMMARY with the focus.'));
-        }
-        if (++turns === 1) {
-          return reply(
-            toolUse('bash', { command: 'echo one' }, 'toolu_1'),
-            toolUse('compact', { focus: 'the database schema' }, 'toolu_c'),
-            toolUse('bash', { command: 'echo two' }, 'toolu_2'),
-          );
-        }
-        return reply(text('Tidied.'));
-      },
-    });
+    const run = await tidied();
     expect(run.code, run.stderr).toBe(0);
-    expect(summaryBody, 'a summary was asked for').toBeDefined();
+    const summaryRequest = run.requests.find((r) => isSummary(r.body));
+    expect(summaryRequest, 'a summary was asked for').toBeDefined();
+    const summaryBody = summaryRequest!.body;
     expect(summaryBody.messages.at(-1).content, 'the focus goes into the summary prompt').toContain('the database schema');
     expect(summaryBody.messages.at(-1).content, 'in the model’s words, not the user’s').toContain(
       'The assistant asked to keep in particular: the database schema',
     );
-    const after = run.requests.at(-1)!.body.messages;
+    const after = run.requests[run.requests.indexOf(summaryRequest!) + 1].body.messages;
     expect(after[0].content).toMatch(/^\[Earlier conversation, compacted[\s\S]*SUMMARY with the focus/);
     // The model has not seen the results of that reply yet: they, and the calls, are kept as they were.
     expect(after[1].content.map((b: any) => b.id), 'the reply with the three calls').toEqual(['toolu_1', 'toolu_c', 'toolu_2']);
@@ -229,11 +273,9 @@ describe.concurrent('s05 tier 3: the compact tool and /compact', () => {
   });
 
   it('/compact <focus> in the REPL puts the focus in the summary request, and nowhere else', async () => {
-    const run = await runRepl('s05', ['hello there', '/compact keep the API design', 'and now?', 'exit'], {
-      respond: (body) => (isSummary(body) ? reply(text('SUMMARY: said hello.')) : reply(text('Hi.'))),
-    });
+    const run = await compactedInRepl();
     expect(run.code, run.stdout).toBe(0);
-    const summary = run.requests.find((r) => isSummary(r.body))!.body;
+    const summary = run.requests.findLast((r) => isSummary(r.body))!.body; // the one answered
     expect(summary.messages.at(-1).content, 'in your words').toContain('The user asked to keep in particular: keep the API design');
     const last = run.requests.at(-1)!.body;
     expect(last.messages[0].content, 'the conversation goes on from the summary').toMatch(/SUMMARY: said hello/);
@@ -243,28 +285,27 @@ describe.concurrent('s05 tier 3: the compact tool and /compact', () => {
 
 describe.concurrent('s05: transcripts', () => {
   it('a transcript is never written over another, even after one was deleted', async () => {
-    // Each run: the model asks to compact, then answers.
-    const compactingRun = (folders?: { workspace: string; home: string }) => {
-      let turns = 0;
-      return runChapter('s05', {
-        ...(folders ? { folders, args: ['-c', '-p', 'tidy up again'] } : { args: ['-p', 'tidy up'] }),
-        respond: (body) => {
-          if (isSummary(body)) return reply(text('SUMMARY.'));
-          return ++turns === 1 ? reply(toolUse('compact', {})) : reply(text('Tidied.'));
-        },
-      });
-    };
     const transcripts = (run: RunResult) => logOf(run).filter((l) => l.type === 'compaction').map((l) => l.transcript);
-    const first = await compactingRun();
-    const folders = { workspace: first.workspace, home: first.home };
-    const second = await compactingRun(folders);
-    const [one, two] = transcripts(second);
+    // A run in which the model asked to compact twice; then, in a new process, twice more: a name
+    // numbered anew in each process, or by the files left, would fall on the second one's.
+    const first = await tidied();
+    expect(first.code, first.stderr).toBe(0);
+    const [one, two] = transcripts(first);
     const kept = readFileSync(two, 'utf8');
     rmSync(one); // a reader tidying up
-    const third = await compactingRun(folders);
-    expect(third.code, third.stderr).toBe(0);
-    const newest = transcripts(third)[2];
-    expect(newest, 'the third compaction has a file of its own').not.toBe(two);
+    let turns = 0;
+    const second = await runChapter('s05', {
+      folders: { workspace: first.workspace, home: first.home },
+      args: ['-c', '-p', 'tidy up again'],
+      respond: (body) => {
+        if (isSummary(body)) return reply(text('SUMMARY.'));
+        return ++turns <= 2 ? reply(toolUse('compact', {})) : reply(text('Tidied.'));
+      },
+    });
+    expect(second.code, second.stderr).toBe(0);
+    const newer = transcripts(second).slice(2);
+    expect(newer, 'two more compactions').toHaveLength(2);
+    for (const file of newer) expect(file, 'each later compaction has a file of its own').not.toBe(two);
     expect(readFileSync(two, 'utf8'), 'and the second transcript is as it was').toBe(kept);
   });
 });
@@ -351,38 +392,59 @@ describe('s05: compaction never breaks the tool_use/tool_result pairing (propert
   });
 });
 
+/** The fake behind a proxy that holds GET /v1/models/… open for ever, as a hung endpoint does. */
+async function hangingModels(replies: Reply[]) {
+  const fake = await startFakeAnthropic({ replies });
+  const server = createServer(async (req, res) => {
+    if (req.method === 'GET' && req.url?.startsWith('/v1/models/')) return; // never answered
+    const chunks: Buffer[] = [];
+    for await (const chunk of req) chunks.push(chunk as Buffer);
+    const pass = ['authorization', 'x-api-key', 'content-type', 'accept', 'anthropic-version', 'anthropic-beta'];
+    const headers = Object.fromEntries(Object.entries(req.headers).filter(([k]) => pass.includes(k))) as Record<string, string>;
+    const body = req.method === 'POST' ? Buffer.concat(chunks) : undefined;
+    const upstream = await fetch(`${fake.url.replace(/\/$/, '')}${req.url}`, { method: req.method, headers, body });
+    res.writeHead(upstream.status, { 'content-type': upstream.headers.get('content-type') ?? 'application/json' });
+    res.end(Buffer.from(await upstream.arrayBuffer()));
+  });
+  await new Promise<void>((done) => server.listen(0, '127.0.0.1', done));
+  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  const close = async () => {
+    server.closeAllConnections();
+    await new Promise((done) => server.close(done));
+    await fake.close();
+  };
+  return { url, fake, close };
+}
+
+/**
+ * A -p run ("hello", answered "Hi.") against a Models API that never answers: made once, for the test
+ * of that, and for two tests that resume the session it leaves, each from a copy of its HOME and in a
+ * window of 30,000 of its own (a session keeps no window: this one is like any "hello" run's).
+ */
+const lookupGaveUp = once(async () => {
+  const api = await hangingModels([reply(text('Hi.'))]);
+  try {
+    return await runChapter('s05', { args: ['-p', 'hello'], env: { ANTHROPIC_BASE_URL: api.url }, timeoutMs: 30_000 });
+  } finally {
+    await api.close();
+  }
+});
+
 describe.concurrent('s05: small windows, wrong estimates, huge prompts, cancelling (issue 18)', () => {
   const ROUND = 'seq 1 2000'; // 8,893 characters: about 2,700 tokens as JSON
 
   it('on "prompt is too long" where the estimate says it fits, cuts all it can, and the retry succeeds', async () => {
-    let turns = 0;
-    const run = await runChapter('s05', {
-      args: ['-p', 'count it all'],
-      fake: { contextWindow: 16_000 }, // a vendor's window, smaller…
-      env: { CONTEXT_WINDOW: '200000' }, // …than the chapter believes: its estimate says all fits
-      expectRefused: true,
-      respond: (body) => {
-        if (isSummary(body)) return reply(text('SUMMARY of the counting.'));
-        if (++turns === 1) return reply(toolUse('bash', { command: BIG }, 'toolu_a'));
-        if (turns === 2) return reply(...['b', 'c'].map((k) => toolUse('bash', { command: BIG }, `toolu_${k}`)));
-        return reply(text('Done after compacting.'));
-      },
-    });
+    const run = await tooLong();
     expect(run.code, run.stderr).toBe(0);
     expect(run.requests.filter((r) => r.refused), 'one refusal, then the retry went through').toHaveLength(1);
     expect(run.stderr).toMatch(/compacting \(the API said the prompt is too long\)/);
     expect(run.stdout).toContain('Done after compacting.');
   });
 
-  /** A session ("hello", "Hi.") in a window of 30,000: made once; each test resumes a copy of it. */
-  const smallWindow = once(() =>
-    runChapter('s05', { args: ['-p', 'hello'], env: { CONTEXT_WINDOW: '30000' }, fake: { contextWindow: 30_000 }, replies: [reply(text('Hi.'))] }),
-  );
-
   it('refuses a prompt too big for the window before sending it, keeps it out of the session, and goes on', async () => {
     const huge = 'lorem ipsum '.repeat(10_000); // 120,000 characters: about 30,000 tokens
     const env = { CONTEXT_WINDOW: '30000' };
-    const first = withHomeCopy(await smallWindow());
+    const first = withHomeCopy(await lookupGaveUp()); // a session: "hello", "Hi."
     expect(first.code, first.stderr).toBe(0);
     const folders = { workspace: first.workspace, home: first.home };
     const refused = await runChapter('s05', { folders, args: ['-c', '-p', huge], env, fake: { contextWindow: 30_000 } });
@@ -398,7 +460,7 @@ describe.concurrent('s05: small windows, wrong estimates, huge prompts, cancelli
   it('a session that holds an unanswered huge prompt (as an older version left it) recovers on -c', async () => {
     const huge = 'lorem ipsum '.repeat(10_000);
     const env = { CONTEXT_WINDOW: '30000' };
-    const first = withHomeCopy(await smallWindow());
+    const first = withHomeCopy(await lookupGaveUp()); // a session: "hello", "Hi."
     expect(first.code, first.stderr).toBe(0);
     const file = sessionFiles(first)[0];
     const line = { type: 'message', at: new Date().toISOString(), message: { role: 'user', content: huge }, n: 3 };
@@ -431,13 +493,16 @@ describe.concurrent('s05: small windows, wrong estimates, huge prompts, cancelli
   });
 
   it('CONTEXT_WINDOW=20000 (the example in code.ts): compacts when full, each one shrinks it, and none "keeps failing"', async () => {
+    // Four rounds of two: a request after each could compact, and three in a row that failed would
+    // turn compaction off and say it "keeps failing".
+    const rounds = 4;
     let replies = 0;
     const run = await runChapter('s05', {
       args: ['-p', 'count'],
       env: { CONTEXT_WINDOW: '20000' },
       respond: (body) => {
         if (isSummary(body)) return reply(text('SUMMARY: counting.'));
-        if (++replies > 6) return reply(text('Counted.'));
+        if (++replies > rounds) return reply(text('Counted.'));
         return reply(...[0, 1].map((k) => toolUse('bash', { command: ROUND }, `toolu_${replies}_${k}`)));
       },
     });
@@ -445,7 +510,7 @@ describe.concurrent('s05: small windows, wrong estimates, huge prompts, cancelli
     expect(run.stderr).not.toMatch(/keeps failing/);
     const sizes = [...run.stderr.matchAll(/context (\d+) → (\d+) tokens/g)].map((m) => [Number(m[1]), Number(m[2])]);
     expect(sizes.length, 'it compacted').toBeGreaterThan(0);
-    expect(sizes.length, 'but not before every request').toBeLessThan(6);
+    expect(sizes.length, 'but not before every request').toBeLessThan(rounds);
     for (const [before, after] of sizes) expect(after, 'each compaction shrinks the context').toBeLessThan(before);
   });
 
@@ -459,55 +524,25 @@ describe.concurrent('s05: small windows, wrong estimates, huge prompts, cancelli
   });
 
   it('Ctrl+C during /compact cancels it: nothing changes, no transcript is left, the REPL goes on', async () => {
-    const run = await runRepl('s05', ['hello there', '/compact', { after: /\[compacting \(you asked\)/, keys: '\x03' }, 'and now?', 'exit'], {
-      respond: (body) => (isSummary(body) ? new Promise<Reply>(() => {}) : reply(text('Hi.'))), // the summary never comes
-    });
+    const run = await compactedInRepl(); // a second /compact, not cancelled, follows "and now?"
     expect(run.code, run.stdout).toBe(0);
     expect(run.stdout).toContain('(interrupted: nothing was compacted)');
-    const log = logOf(run);
-    expect(log.filter((l) => l.type === 'compaction'), 'no compaction recorded').toHaveLength(0);
+    const compactions = logOf(run).filter((l) => l.type === 'compaction');
+    expect(compactions, 'no compaction recorded but the second /compact’s').toHaveLength(1);
     const folder = sessionFiles(run)[0].replace(/\.jsonl$/, '');
     const transcripts = existsSync(folder) ? readdirSync(folder).filter((n) => n.startsWith('compacted')) : [];
-    expect(transcripts, 'no transcript left behind').toEqual([]);
-    expect(run.requests.at(-1)!.body.messages[0].content, 'the conversation as it was').toBe('hello there');
+    expect(transcripts.map((n) => join(folder, n)), 'no transcript left behind but the second’s').toEqual([compactions[0].transcript]);
+    const next = run.requests.find((r) => r.body.messages.at(-1).content === 'and now?')!.body;
+    expect(next.messages[0].content, 'the conversation as it was').toBe('hello there');
   });
 });
 
 describe.concurrent('s05: a Models API that never answers (issue 18)', () => {
-  /** The fake behind a proxy that holds GET /v1/models/… open for ever, as a hung endpoint does. */
-  async function hangingModels(replies: Reply[]) {
-    const fake = await startFakeAnthropic({ replies });
-    const server = createServer(async (req, res) => {
-      if (req.method === 'GET' && req.url?.startsWith('/v1/models/')) return; // never answered
-      const chunks: Buffer[] = [];
-      for await (const chunk of req) chunks.push(chunk as Buffer);
-      const pass = ['authorization', 'x-api-key', 'content-type', 'accept', 'anthropic-version', 'anthropic-beta'];
-      const headers = Object.fromEntries(Object.entries(req.headers).filter(([k]) => pass.includes(k))) as Record<string, string>;
-      const body = req.method === 'POST' ? Buffer.concat(chunks) : undefined;
-      const upstream = await fetch(`${fake.url.replace(/\/$/, '')}${req.url}`, { method: req.method, headers, body });
-      res.writeHead(upstream.status, { 'content-type': upstream.headers.get('content-type') ?? 'application/json' });
-      res.end(Buffer.from(await upstream.arrayBuffer()));
-    });
-    await new Promise<void>((done) => server.listen(0, '127.0.0.1', done));
-    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-    const close = async () => {
-      server.closeAllConnections();
-      await new Promise((done) => server.close(done));
-      await fake.close();
-    };
-    return { url, fake, close };
-  }
-
   it('gives up on it after a few seconds, says so, and goes on with 200,000', async () => {
-    const api = await hangingModels([reply(text('Hi.'))]);
-    try {
-      const run = await runChapter('s05', { args: ['-p', 'hello'], env: { ANTHROPIC_BASE_URL: api.url }, timeoutMs: 30_000 });
-      expect(run.code, run.stderr).toBe(0);
-      expect(run.stderr).toMatch(/\[context window: the Models API did not say \(.*\); assuming 200,000 tokens\]/);
-      expect(run.stdout).toContain('Hi.');
-    } finally {
-      await api.close();
-    }
+    const run = await lookupGaveUp();
+    expect(run.code, run.stderr).toBe(0);
+    expect(run.stderr).toMatch(/\[context window: the Models API did not say \(.*\); assuming 200,000 tokens\]/);
+    expect(run.stdout).toContain('Hi.');
   });
 
   it('Ctrl+C while waiting for it leaves at once (exit 130)', async () => {
