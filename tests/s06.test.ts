@@ -8,8 +8,8 @@ import { reply, text, toolUse } from '../shared/fake-anthropic.ts';
 import { loopBehaviours } from './behaviours/loop.ts';
 import { toolBehaviours } from './behaviours/tools.ts';
 import { promptOf, runChapter, runRepl, toolResults } from './helpers/run-chapter.ts';
-import { addSessions } from './helpers/sessions.ts';
-import { shared } from './helpers/shared.ts';
+import { addSessions, withHomeCopy } from './helpers/sessions.ts';
+import { once, shared } from './helpers/shared.ts';
 
 loopBehaviours('s06', {
   offlineCommands: ['run', 'read', 'list', 'search', 'write', 'edit', 'delegate', 'compact', 'history'],
@@ -45,14 +45,30 @@ function project(workspace: string, extra: Record<string, string | Buffer> = {})
   }
 }
 
+/**
+ * --show-prompt, offline, in a workspace outside home and outside a repository, with an AGENTS.md of
+ * its own and a CLAUDE.md in the folder above it (as in a shared /tmp). Made once, for two tests.
+ */
+const shownOutside = once(() =>
+  runChapter('s06', { args: ['--show-prompt'], offline: true, files: { 'AGENTS.md': 'OWN-RULE\n', '../CLAUDE.md': 'PLANTED-ABOVE\n' } }),
+);
+
 describe.concurrent('s06: the assembled system prompt', () => {
-  // One run, in a subfolder of a project with instruction files, for three tests: a tool round, and
+  // One run, in a subfolder of a project with instruction files, for four tests: a tool round, and
   // a cache that takes prefixes from 100 tokens (the real minimum is 1,024: more than this prompt).
+  // Its files try the budget too: the root's AGENTS.md is far over a file's share, the nearest file
+  // (pkg/CLAUDE.md) just under it, and pkg/AGENTS.md is binary.
+  const nearest = `NEAREST-START ${'n'.repeat(7_000)} NEAREST-END\n`;
   const lookedAround = shared(() =>
     runChapter('s06', {
       args: ['-p', 'look around'],
       cwd: 'pkg',
-      setup: (workspace) => project(workspace),
+      setup: (workspace) =>
+        project(workspace, {
+          'AGENTS.md': `ROOT-RULE: use tabs.\nROOT-START ${'r'.repeat(30_000)} ROOT-END\n`,
+          'pkg/AGENTS.md': Buffer.from([0x89, 0x50, 0x4e, 0x47, 0, 0, 0, 1]),
+          'pkg/CLAUDE.md': `PKG-RULE: run the tests in pkg.\n${nearest}`,
+        }),
       fake: { minCacheableTokens: 100 } as any,
       replies: [reply(toolUse('bash', { command: 'echo hi' })), reply(text('Looked.'))],
     }),
@@ -74,26 +90,15 @@ describe.concurrent('s06: the assembled system prompt', () => {
     expect(system, 'each file is shown with its path').toContain(join(run.workspace, 'pkg', 'CLAUDE.md'));
   });
 
-  it('cuts an oversized file with a visible marker and keeps the nearest file whole; skips a binary one, with a warning', async () => {
-    const nearest = `NEAREST-START ${'n'.repeat(7_000)} NEAREST-END\n`;
-    const run = await runChapter('s06', {
-      args: ['-p', 'hello'],
-      cwd: 'pkg',
-      setup: (workspace) =>
-        project(workspace, {
-          'AGENTS.md': `ROOT-START ${'r'.repeat(30_000)} ROOT-END\n`,
-          'pkg/AGENTS.md': nearest,
-          'pkg/CLAUDE.md': Buffer.from([0x89, 0x50, 0x4e, 0x47, 0, 0, 0, 1]),
-        }),
-      replies: [reply(text('Hi.'))],
-    });
+  it('cuts an oversized file with a visible marker and keeps the nearest file whole; skips a binary one, with a warning', () => {
+    const run = lookedAround();
     expect(run.code, run.stderr).toBe(0);
     const system = systemText(run.requests[0].body);
     expect(system, 'the nearest file is whole').toContain(nearest.trim());
     expect(system, 'the big one is cut').toContain('ROOT-START');
     expect(system).not.toContain('ROOT-END');
     expect(system, 'and the cut is marked').toMatch(/\[… \d+ bytes cut\]/);
-    expect(run.stderr, 'the binary file is skipped, with a warning').toMatch(/skipped instruction file .*pkg\/CLAUDE\.md: it is not text/);
+    expect(run.stderr, 'the binary file is skipped, with a warning').toMatch(/skipped instruction file .*pkg\/AGENTS\.md: it is not text/);
     expect(system).not.toContain('PNG');
   });
 
@@ -140,7 +145,7 @@ describe.concurrent('s06: the assembled system prompt', () => {
   });
 
   it('--show-prompt works offline: every section with its source and size, and the breakpoints', async () => {
-    const run = await runChapter('s06', { args: ['--show-prompt'], offline: true, setup: (workspace) => project(workspace) });
+    const run = await shownOutside(); // a workspace with an AGENTS.md
     expect(run.code, run.stderr).toBe(0);
     expect(run.stdout).toMatch(/── 1\. Identity · prompt\.ts · ≈\d+ tokens ──/);
     expect(run.stdout).toMatch(/── 5\. Project instructions · .*AGENTS\.md.* · ≈\d+ tokens ──/);
@@ -170,29 +175,50 @@ describe.concurrent('s06: the assembled system prompt', () => {
   });
 });
 
+/**
+ * A project in which the agent must not read some instruction files: links out of their folder (to a
+ * file above the workspace, to /etc/passwd), and a file it cannot read (mode 000); beside links it may
+ * follow (to a file inside the workspace, and yours to one under your home folder). Mode 000 stops
+ * everyone but root; so as root, the chapter runs without root's power to read any file (setpriv drops
+ * CAP_DAC_OVERRIDE and CAP_DAC_READ_SEARCH), as a user would run it.
+ */
+const asUser = process.getuid?.() === 0 ? ['setpriv', '--bounding-set=-dac_override,-dac_read_search'] : [];
+function untrustedFiles(workspace: string) {
+  project(workspace, {
+    'docs/rules.md': 'DOCS-RULE: lint first.\n',
+    '../secret.txt': 'SECRET-KEY-MATERIAL\n',
+    '../home/dotfiles/agents.md': 'DOTFILES-RULE: British spelling.\n',
+  });
+  const link = (target: string, name: string) => {
+    rmSync(join(workspace, name), { force: true });
+    symlinkSync(target, join(workspace, name));
+  };
+  link('../secret.txt', 'CLAUDE.md'); // a cloned repository's CLAUDE.md -> ../.ssh/id_rsa
+  link('/etc/passwd', 'pkg/AGENTS.md');
+  link('docs/rules.md', 'AGENTS.md'); // inside its folder: read
+  link('../dotfiles/agents.md', '../home/.learn-agent-harness/AGENTS.md'); // yours, under home: read
+  chmodSync(join(workspace, 'pkg', 'CLAUDE.md'), 0o000);
+}
+/** A -p run in pkg of that project, with a tool round (two requests); made once, for two tests… */
+const untrusted = once(() =>
+  runChapter('s06', {
+    args: ['-p', 'look around'],
+    cwd: 'pkg',
+    setup: untrustedFiles,
+    wrapper: asUser,
+    replies: [reply(toolUse('bash', { command: 'echo hi' })), reply(text('Looked.'))],
+  }),
+);
+/** …and then --show-prompt there, which starts no session and changes no file: also for both. */
+const untrustedShown = once(async () => {
+  const run = await untrusted();
+  const folders = { workspace: run.workspace, home: run.home };
+  return runChapter('s06', { args: ['--show-prompt'], offline: true, cwd: 'pkg', folders, wrapper: asUser });
+});
+
 describe.concurrent('s06: files and commands the agent reads on its own get the suspicion a tool call gets', () => {
   it('reads no instruction file through a link out of its folder, warns once about each, and shows none in --show-prompt', async () => {
-    const setup = (workspace: string) => {
-      project(workspace, {
-        'docs/rules.md': 'DOCS-RULE: lint first.\n',
-        '../secret.txt': 'SECRET-KEY-MATERIAL\n',
-        '../home/dotfiles/agents.md': 'DOTFILES-RULE: British spelling.\n',
-      });
-      const link = (target: string, name: string) => {
-        rmSync(join(workspace, name), { force: true });
-        symlinkSync(target, join(workspace, name));
-      };
-      link('../secret.txt', 'CLAUDE.md'); // a cloned repository's CLAUDE.md -> ../.ssh/id_rsa
-      link('/etc/passwd', 'pkg/AGENTS.md');
-      link('docs/rules.md', 'AGENTS.md'); // inside its folder: read
-      link('../dotfiles/agents.md', '../home/.learn-agent-harness/AGENTS.md'); // yours, under home: read
-    };
-    const run = await runChapter('s06', {
-      args: ['-p', 'look around'],
-      cwd: 'pkg',
-      setup,
-      replies: [reply(toolUse('bash', { command: 'echo hi' })), reply(text('Looked.'))],
-    });
+    const run = await untrusted();
     expect(run.code, run.stderr).toBe(0);
     for (const request of run.requests) {
       const system = systemText(request.body);
@@ -205,7 +231,7 @@ describe.concurrent('s06: files and commands the agent reads on its own get the 
     expect(warnings?.length, `one warning naming the file, not one a request:\n${run.stderr}`).toBe(1);
     expect(run.stderr).toMatch(/skipped instruction file \S*pkg\/AGENTS\.md: it is a link to \/etc\/passwd, outside/);
 
-    const shown = await runChapter('s06', { args: ['--show-prompt'], offline: true, folders: { workspace: run.workspace, home: run.home } });
+    const shown = await untrustedShown();
     expect(shown.code, shown.stderr).toBe(0);
     expect(shown.stdout, '--show-prompt prints no file a link leads out to').not.toContain('SECRET-KEY-MATERIAL');
     expect(shown.stdout).toContain('DOCS-RULE');
@@ -213,11 +239,7 @@ describe.concurrent('s06: files and commands the agent reads on its own get the 
 
   it('walks up to the home folder outside a repository, and no further; a workspace outside home has only its own files', async () => {
     // Outside home: /tmp/…/workspace. A CLAUDE.md in the folder above (as in a shared /tmp) is not read.
-    const outside = await runChapter('s06', {
-      args: ['--show-prompt'],
-      offline: true,
-      files: { 'AGENTS.md': 'OWN-RULE\n', '../CLAUDE.md': 'PLANTED-ABOVE\n' },
-    });
+    const outside = await shownOutside();
     expect(outside.code, outside.stderr).toBe(0);
     expect(outside.stdout, 'the workspace’s own file').toContain('OWN-RULE');
     expect(outside.stdout, 'a file above a workspace outside home and outside a repository').not.toContain('PLANTED-ABOVE');
@@ -256,23 +278,15 @@ describe.concurrent('s06: files and commands the agent reads on its own get the 
   });
 
   it('skips an instruction file it cannot read, with a warning, instead of failing every request', async () => {
-    // Mode 000 stops everyone but root; so as root, run the chapter without root's power to read any
-    // file (setpriv drops CAP_DAC_OVERRIDE and CAP_DAC_READ_SEARCH), as a user would run it.
-    const wrapper = process.getuid?.() === 0 ? ['setpriv', '--bounding-set=-dac_override,-dac_read_search'] : [];
-    const setup = (workspace: string) => {
-      project(workspace);
-      chmodSync(join(workspace, 'pkg', 'CLAUDE.md'), 0o000);
-    };
-    const run = await runChapter('s06', { args: ['-p', 'hello'], cwd: 'pkg', setup, wrapper, replies: [reply(text('Hi.'))] });
+    const run = await untrusted(); // pkg/CLAUDE.md is mode 000
     expect(run.code, `the request goes out without the file:\n${run.stderr}`).toBe(0);
     expect(run.stderr).toMatch(/skipped instruction file \S*pkg\/CLAUDE\.md: it cannot be read \(EACCES\)/);
-    expect(systemText(run.requests[0].body), 'the other files are still there').toContain('ROOT-RULE');
+    expect(systemText(run.requests[0].body), 'the other files are still there').toContain('DOCS-RULE');
 
-    const folders = { workspace: run.workspace, home: run.home };
-    const shown = await runChapter('s06', { args: ['--show-prompt'], offline: true, cwd: 'pkg', folders, wrapper });
+    const shown = await untrustedShown();
     expect(shown.code, shown.stderr).toBe(0);
     expect(shown.stderr, 'a warning, not a stack trace').not.toMatch(/\n\s+at /);
-    expect(shown.stdout).toContain('ROOT-RULE');
+    expect(shown.stdout).toContain('DOCS-RULE');
   });
 
   it('runs git so that the repository’s config starts no program: no fsmonitor, no filter, no index hook', async () => {
@@ -321,9 +335,33 @@ describe.concurrent('s06: files and commands the agent reads on its own get the 
   });
 });
 
+/**
+ * A -p run whose model hands a task to a sub-agent (three rounds of its own). Made once, for the
+ * sub-agent's test and for a session to list (the sessions test adds to a copy of its HOME).
+ */
+const subAgentTask = 'Count the files.';
+const delegated = once(() => {
+  let child = 0;
+  return runChapter('s06', {
+    args: ['-p', 'how many files?'],
+    respond: (body: any) => {
+      if (promptOf(body.messages[0]) === subAgentTask) {
+        // Three rounds: the prompt grows past what the model caches at the least (1,024 tokens).
+        // The first holds a complete call but says end_turn, as some compatible endpoints send.
+        const call = toolUse('bash', { command: 'seq 1 200' });
+        if (++child === 1) return { content: [text('Counting.'), call], stop_reason: 'end_turn' };
+        return child < 3 ? reply(call) : reply(text('REPORT: 0 files'));
+      }
+      if (!JSON.stringify(body.messages.at(-1)).includes('tool_result')) return reply(toolUse('agent', { task: subAgentTask }));
+      return reply(text('Parent is done.'));
+    },
+  });
+});
+
 describe.concurrent('s06: sessions', () => {
   it('--sessions | head -1 ends quietly when the reader stops reading mid-list', async () => {
-    const first = await runChapter('s06', { args: ['-p', 'one'], replies: [reply(text('One.'))] });
+    const first = withHomeCopy(await delegated()); // a session in the workspace, in a HOME of this test's own
+    expect(first.code, first.stderr).toBe(0);
     addSessions(first, 3000); // about 300 KB of list: more than a pipe holds
     // Under node: the late EPIPE that crashed only through tsx is parseFlags' (shared/cli.ts), and
     // s04 runs this same list through tsx; s06's run through tsx is --show-prompt | head -1's.
@@ -337,24 +375,9 @@ describe.concurrent('s06: sessions', () => {
 
 describe('s06: the sub-agent', () => {
   it('counts all it was given in its usage line, what the cache served and took included; runs the calls of a reply that says end_turn', async () => {
-    const task = 'Count the files.';
-    let child = 0;
-    const run = await runChapter('s06', {
-      args: ['-p', 'how many files?'],
-      respond: (body: any) => {
-        if (promptOf(body.messages[0]) === task) {
-          // Three rounds: the prompt grows past what the model caches at the least (1,024 tokens).
-          // The first holds a complete call but says end_turn, as some compatible endpoints send.
-          const call = toolUse('bash', { command: 'seq 1 200' });
-          if (++child === 1) return { content: [text('Counting.'), call], stop_reason: 'end_turn' };
-          return child < 3 ? reply(call) : reply(text('REPORT: 0 files'));
-        }
-        if (!JSON.stringify(body.messages.at(-1)).includes('tool_result')) return reply(toolUse('agent', { task }));
-        return reply(text('Parent is done.'));
-      },
-    });
+    const run = await delegated();
     expect(run.code, run.stderr).toBe(0);
-    const children = run.requests.filter((r) => promptOf(r.body.messages[0]) === task);
+    const children = run.requests.filter((r) => promptOf(r.body.messages[0]) === subAgentTask);
     const given = children.reduce((sum, r) => sum + r.inputTokens, 0);
     const cached = children.reduce((sum, r) => sum + (r.usage?.cache_creation_input_tokens ?? 0), 0);
     expect(cached, 'the sub-agent’s prompt is cached, so input_tokens alone is not all it was given').toBeGreaterThan(0);
