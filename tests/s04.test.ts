@@ -146,7 +146,7 @@ describe.concurrent('s04: the session log', () => {
 
   it('--sessions | head -1 ends quietly when the reader stops reading mid-list', async () => {
     const first = await helloSession();
-    addSessions(first, 3000); // about 300 KB of list: more than a pipe holds
+    await addSessions(first, 3000); // about 300 KB of list: more than a pipe holds
     // Through tsx, as readers run it: there the late EPIPE crashed; a plain-node run did not show it.
     const list = await runChapter('s04', { ...again(first), args: ['--sessions'], closeStdoutAfter: 1, viaTsx: true });
     expect(list.stdout.split('\n').length, 'the pipe closed before the list was out').toBeLessThan(3000);

@@ -362,7 +362,7 @@ describe.concurrent('s06: sessions', () => {
   it('--sessions | head -1 ends quietly when the reader stops reading mid-list', async () => {
     const first = withHomeCopy(await delegated()); // a session in the workspace, in a HOME of this test's own
     expect(first.code, first.stderr).toBe(0);
-    addSessions(first, 3000); // about 300 KB of list: more than a pipe holds
+    await addSessions(first, 3000); // about 300 KB of list: more than a pipe holds
     // Under node: the late EPIPE that crashed only through tsx is parseFlags' (shared/cli.ts), and
     // s04 runs this same list through tsx; s06's run through tsx is --show-prompt | head -1's.
     const folders = { workspace: first.workspace, home: first.home };

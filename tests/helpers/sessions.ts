@@ -5,7 +5,8 @@
  *   logLines(file)               → every line, parsed: the header, then messages (and other entries)
  *   loggedMessages(file)         → the messages only, as they went to the API
  */
-import { cpSync, mkdtempSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdtempSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 
 /** The folder holding the run's workspace's sessions (one workspace a run, so one folder). */
@@ -46,15 +47,22 @@ export const withoutThinking = (messages: any[]): any[] =>
  * characters): enough for `--sessions` to print more than a pipe holds (64 KB), so a reader who
  * stops reading (`| head -1`) closes it while the list is still being written.
  */
-export function addSessions(run: { home: string }, count: number): void {
+export async function addSessions(run: { home: string }, count: number): Promise<void> {
   const folder = sessionFolder(run);
   const workspace = logLines(sessionFiles(run)[0])[0].workspace;
-  for (let i = 0; i < count; i++) {
+  const write = (i: number) => {
     const id = `${String(i).padStart(8, '0')}-0000-4000-8000-000000000000`;
     const title = `session ${i} `.padEnd(70, 'x');
     const header = { type: 'session', version: 1, id, workspace, created: new Date().toISOString(), title };
     const message = { type: 'message', at: header.created, message: { role: 'user', content: title }, n: 1 };
-    writeFileSync(join(folder, `${id}.jsonl`), `${JSON.stringify(header)}\n${JSON.stringify(message)}\n`, { mode: 0o600 });
+    const text = `${JSON.stringify(header)}\n${JSON.stringify(message)}\n`;
+    return writeFile(join(folder, `${id}.jsonl`), text, { mode: 0o600 });
+  };
+  // Written without blocking: creating thousands of files can take seconds on a disk that the
+  // chapters' session logs keep syncing, and the tests running beside this one (their fakes, in
+  // this process) must go on meanwhile. A hundred at a time, to stay within the open files allowed.
+  for (let i = 0; i < count; i += 100) {
+    await Promise.all(Array.from({ length: Math.min(100, count - i) }, (_, k) => write(i + k)));
   }
 }
 
