@@ -10,7 +10,7 @@
  * AGENTS.md followed only while it is there (s06). And the same task, on the project laid out
  * differently, still done: each step follows what the tools showed, not a script.
  */
-import { spawnSync } from 'node:child_process';
+import { execFile } from 'node:child_process';
 import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -69,152 +69,162 @@ function expectFixed(run: RunResult, bug = AS_SHIPPED) {
   expect(run.stdout, 'and that it checked its work').toMatch(/^Tests: (\d+) of \1 pass \(node --test/m);
 }
 
-it('before: the sample project has exactly one failing test, the one its bug breaks', () => {
-  const before = nodeTest(DEMO);
-  expect(before.fail, before.output).toBe(1);
-  expect(before.output).toMatch(/not ok \d+ - gives the bulk discount from 10 items|✖ gives the bulk discount from 10 items/);
+// Every test here runs at once: most of their time is the offline model's paced replies and the
+// sample project's tests, and one's waiting is another's turn to run.
+describe.concurrent('the offline demo model on the sample project', () => {
+  it('before: the sample project has exactly one failing test, the one its bug breaks', () => {
+    const before = nodeTest(DEMO);
+    expect(before.fail, before.output).toBe(1);
+    expect(before.output).toMatch(/not ok \d+ - gives the bulk discount from 10 items|✖ gives the bulk discount from 10 items/);
+  });
+
+  describe.concurrent('fix the failing test, offline, in each chapter', { timeout: TEST_MS }, () => {
+    // The project laid out differently (helpers/demo.ts): each step follows what the tools show.
+    it('s01: with bash alone (cat -n, sed -n, sed -i), on the project laid out differently', async () => {
+      const run = await fixIn('s01', { setup: varyDemo });
+      expectFixed(run, VARIED);
+      expect(run.stderr).toMatch(/\$ node --test/);
+      expect(run.stderr, 'it reads the test near the failing line').toMatch(/\$ cat -n test\/discounts\.test\.js \| sed -n '19,39p'/);
+      expect(run.stderr).toMatch(/\$ sed -i '24s\/quantity > BULK_MIN_QUANTITY\/quantity >= BULK_MIN_QUANTITY\/' src\/discounts\.js/);
+      expect(run.stderr.match(/\$ node --test/g), 'the tests run twice: to see the failure, and to check the fix').toHaveLength(2);
+    });
+
+    it('s02: with the file tools: read_file near the line, grep, edit_file', async () => {
+      const run = await fixIn('s02');
+      expectFixed(run);
+      expect(run.stderr).toMatch(/> read_file test\/discounts\.test\.js, offset: \d+, limit: \d+/);
+      expect(run.stderr).toMatch(/> grep function lineTotal/);
+      expect(run.stderr).toMatch(/> edit_file src\/discounts\.js, old_string: return quantity > BULK_MIN_QUANTITY;/);
+      expect(run.stdout, 'each step writes down what it learned').toContain(
+        'The failing test is “gives the bulk discount from 10 items” at test/discounts.test.js:21: expected 9000, got 10000.',
+      );
+    });
+
+    it('s03: the exploration goes to a sub-agent, and the main agent edits from its report alone', async () => {
+      const run = await fixIn('s03', { args: ['--trace=trace.jsonl'] });
+      expectFixed(run);
+      const sent = exchanges(readTrace(join(run.workspace, 'trace.jsonl')));
+      const child = sent.filter((e) => e.agent === 'sub-agent');
+      expect(child.length, 'the sub-agent made requests of its own').toBeGreaterThan(1);
+      const task = child[0].request.messages[0].content;
+      expect(task, 'its conversation starts with the task, and nothing of the parent’s').toMatch(/^Find where lineTotal is defined/);
+      expect(child[0].request.messages).toHaveLength(1);
+      const report = child[child.length - 1].response.content.find((b: any) => b.type === 'text').text;
+      expect(report, 'it reports the file, the lines and the code').toMatch(/lineTotal is defined in src\/discounts\.js at line 23[\s\S]*In src\/discounts\.js:\n[\s\S]*19\t  return quantity > BULK_MIN_QUANTITY;/);
+      // The main agent's own calls: none reads or searches the module the sub-agent explored.
+      const mainCalls = sent
+        .filter((e) => e.agent === 'main')
+        .flatMap((e) => e.response.content.filter((b: any) => b.type === 'tool_use'));
+      const looks = mainCalls.filter((c: any) => ['read_file', 'grep', 'glob', 'bash'].includes(c.name));
+      const touched = looks.filter((c: any) => JSON.stringify(c.input).includes('src/discounts.js'));
+      expect(touched, 'the main agent does not read src/discounts.js itself').toEqual([]);
+      expect(mainCalls.map((c: any) => c.name)).toContain('agent');
+    });
+
+    it('s06: follows the rule of AGENTS.md, which reaches it through the system prompt: a CHANGELOG line', async () => {
+      const run = await fixIn('s06');
+      expectFixed(run);
+      const changelog = readFileSync(join(run.workspace, 'CHANGELOG.md'), 'utf8');
+      const line = '- Fixed: lineTotal did not give the bulk discount from 10 items: `>` where `>=` was meant (src/discounts.js)';
+      expect(changelog, 'the line, first under ## Unreleased').toContain(`## Unreleased\n\n${line}\n- Added: the TEATIME coupon`);
+      expect(run.stdout).toMatch(/Added to CHANGELOG\.md under ## Unreleased, as the project's instructions ask/);
+    });
+
+    it('s06 without the rule in AGENTS.md (and the project laid out differently): CHANGELOG.md untouched', async () => {
+      const setup = (ws: string) => {
+        varyDemo(ws);
+        edit(ws, 'AGENTS.md', (text) => text.split('\n').filter((line) => !line.startsWith(RULE)).join('\n'));
+      };
+      const run = await fixIn('s06', { setup });
+      expectFixed(run, VARIED);
+      expect(readFileSync(join(run.workspace, 'CHANGELOG.md'), 'utf8')).toBe(readFileSync(join(DEMO, 'CHANGELOG.md'), 'utf8'));
+    });
+
+    it('s05: with CONTEXT_WINDOW=10000 it compacts on the way, and goes on from its own summary', async () => {
+      const run = await fixIn('s05', { args: ['--trace=trace.jsonl'], env: { CONTEXT_WINDOW: '10000' } });
+      expectFixed(run);
+      const lines = readTrace(join(run.workspace, 'trace.jsonl'));
+      const compactions = lines.filter((l) => l.type === 'event' && l.event === 'compaction');
+      expect(compactions.length, `at least one compaction:\n${run.stderr.slice(-2000)}`).toBeGreaterThan(0);
+      const asked = exchanges(lines).find((e) => e.agent === 'compaction')!;
+      expect(asked.request.tools, 'the summary request offers no tools').toBeUndefined();
+      expect(asked.request.messages[0].content).toMatch(/\n\n---\nSummarise the conversation above/);
+      const summary = asked.response.content.find((b: any) => b.type === 'text').text;
+      for (const heading of ['1. Requests', '2. Files', '3. Errors', '4. Decisions', '5. State', '6. Next step']) {
+        expect(summary, `the summary has the heading ${heading}`).toContain(`\n${heading}\n`);
+      }
+      expect(summary, 'it names the request').toMatch(/1\. Requests\n- fix the failing test\n/);
+      expect(summary, 'and the files read').toMatch(/2\. Files\n- test\/discounts\.test\.js: read/);
+      expect(summary, 'what was found').toContain('The failing test is “gives the bulk discount from 10 items” at test/discounts.test.js:21');
+      expect(summary, 'and what is left').toMatch(/- Not finished: fix the failing test\n[\s\S]*6\. Next step\n- \S/);
+      // The main agent's next request starts from the summary, and the task still finishes.
+      const next = exchanges(lines).find((e) => e.agent === 'main' && e.n > asked.n)!;
+      expect(next.request.messages[0].content).toContain(summary);
+    });
+  });
+
+  it('s04: Ctrl+C in the middle of the task, then -c and "continue" finishes it', async () => {
+    // A pace a person could press Ctrl+C at: the press comes while the tests run or the next reply streams.
+    const first = await runRepl('s04', [FIX, { after: /\$ node --test/, keys: '\x03', delayMs: 100 }, 'exit'], {
+      offline: true,
+      setup: copyDemo,
+      env: { OFFLINE_PACE_MS: '600' },
+      timeoutMs: RUN_MS,
+    });
+    expect(first.code, first.stdout).toBe(0);
+    expect(first.stdout, 'the turn was interrupted').toContain('(interrupted: the turn stopped here');
+    expect(nodeTest(first.workspace).fail, 'nothing was fixed yet').toBe(1);
+
+    const resumed = await runChapter('s04', {
+      offline: true,
+      args: ['-c', '-p', 'continue'],
+      folders: { workspace: first.workspace, home: first.home },
+      env: DEMO_ENV,
+      timeoutMs: RUN_MS,
+    });
+    expect(resumed.stderr).toMatch(/session \w+ \(resumed with \d+ messages\)/);
+    expectFixed(resumed);
+  }, TEST_MS * 2);
+
+  it('s05: /compact <focus> keeps the focus, and `history` shows the summary that says so', async () => {
+    const run = await runRepl('s05', ['run echo discount-check', 'run ls src', '/compact the discount', 'history', 'exit'], {
+      offline: true,
+      setup: copyDemo,
+      env: DEMO_ENV,
+      timeoutMs: RUN_MS,
+    });
+    expect(run.code, run.stdout).toBe(0);
+    expect(run.stdout).toMatch(/\[compacting \(you asked\): \d+ messages\]/);
+    const history = run.stdout.slice(run.stdout.lastIndexOf('s05 >> history'));
+    expect(history, 'the summary says what it was asked to keep').toContain('- Kept in particular, as the user asked: the discount');
+    expect(history, 'and keeps the lines about it').toMatch(/Kept in particular[^\n]*\n\s+- [^\n]*(discount-check|discounts\.js)/);
+    expect(history).toMatch(/1\. Requests\n\s+- run echo discount-check\n\s+- run ls src/);
+  }, TEST_MS);
+
+  it('npm run demo <chapter>: copies demo/ once, says where it works, reuses the copy, and --fresh starts over', async () => {
+    const tmp = mkdtempSync(join(tmpdir(), 'lah-demo-script-'));
+    const env: Record<string, string> = { PATH: process.env.PATH!, HOME: tmp, TMPDIR: tmp, NO_COLOR: '1' };
+    // Not spawnSync: the tests beside this one go on meanwhile, in this process.
+    const demo = (...args: string[]) =>
+      new Promise<{ status: number | null; stdout: string; stderr: string }>((done) => {
+        const tsx = join(REPO, 'node_modules/.bin/tsx');
+        execFile(tsx, ['scripts/demo.ts', 's01', ...args], { cwd: REPO, env }, (error, stdout, stderr) =>
+          done({ status: error ? (typeof error.code === 'number' ? error.code : null) : 0, stdout, stderr }),
+        );
+      });
+    const copy = join(tmp, 'lah-demo-s01');
+    const first = await demo('-p', 'run echo changed > CHANGELOG.md');
+    expect(first.status, first.stderr).toBe(0);
+    expect(first.stderr).toContain(`[demo: working in ${copy}, a fresh copy of demo/; npm run demo s01 -- --fresh starts over]`);
+    expect(readFileSync(join(copy, 'CHANGELOG.md'), 'utf8'), 'the chapter ran in the copy').toBe('changed\n');
+    expect(readFileSync(join(DEMO, 'CHANGELOG.md'), 'utf8'), 'never in the repo').not.toBe('changed\n');
+    const again = await demo('--fresh', '-p', 'run cat CHANGELOG.md');
+    expect(again.status, again.stderr).toBe(0);
+    expect(again.stdout, '--fresh: a new copy').toContain('# Changelog');
+    // This run is about the launcher's own words only: -h makes the chapter print its usage and
+    // exit, without starting the model or running a command.
+    const reused = await demo('-h');
+    expect(reused.status, reused.stderr).toBe(0);
+    expect(reused.stderr, 'and then reused').toContain(`[demo: working in ${copy}, the copy from before;`);
+  }, TEST_MS);
 });
-
-describe.concurrent('fix the failing test, offline, in each chapter', { timeout: TEST_MS }, () => {
-  // The project laid out differently (helpers/demo.ts): each step follows what the tools show.
-  it('s01: with bash alone (cat -n, sed -n, sed -i), on the project laid out differently', async () => {
-    const run = await fixIn('s01', { setup: varyDemo });
-    expectFixed(run, VARIED);
-    expect(run.stderr).toMatch(/\$ node --test/);
-    expect(run.stderr, 'it reads the test near the failing line').toMatch(/\$ cat -n test\/discounts\.test\.js \| sed -n '19,39p'/);
-    expect(run.stderr).toMatch(/\$ sed -i '24s\/quantity > BULK_MIN_QUANTITY\/quantity >= BULK_MIN_QUANTITY\/' src\/discounts\.js/);
-    expect(run.stderr.match(/\$ node --test/g), 'the tests run twice: to see the failure, and to check the fix').toHaveLength(2);
-  });
-
-  it('s02: with the file tools: read_file near the line, grep, edit_file', async () => {
-    const run = await fixIn('s02');
-    expectFixed(run);
-    expect(run.stderr).toMatch(/> read_file test\/discounts\.test\.js, offset: \d+, limit: \d+/);
-    expect(run.stderr).toMatch(/> grep function lineTotal/);
-    expect(run.stderr).toMatch(/> edit_file src\/discounts\.js, old_string: return quantity > BULK_MIN_QUANTITY;/);
-    expect(run.stdout, 'each step writes down what it learned').toContain(
-      'The failing test is “gives the bulk discount from 10 items” at test/discounts.test.js:21: expected 9000, got 10000.',
-    );
-  });
-
-  it('s03: the exploration goes to a sub-agent, and the main agent edits from its report alone', async () => {
-    const run = await fixIn('s03', { args: ['--trace=trace.jsonl'] });
-    expectFixed(run);
-    const sent = exchanges(readTrace(join(run.workspace, 'trace.jsonl')));
-    const child = sent.filter((e) => e.agent === 'sub-agent');
-    expect(child.length, 'the sub-agent made requests of its own').toBeGreaterThan(1);
-    const task = child[0].request.messages[0].content;
-    expect(task, 'its conversation starts with the task, and nothing of the parent’s').toMatch(/^Find where lineTotal is defined/);
-    expect(child[0].request.messages).toHaveLength(1);
-    const report = child[child.length - 1].response.content.find((b: any) => b.type === 'text').text;
-    expect(report, 'it reports the file, the lines and the code').toMatch(/lineTotal is defined in src\/discounts\.js at line 23[\s\S]*In src\/discounts\.js:\n[\s\S]*19\t  return quantity > BULK_MIN_QUANTITY;/);
-    // The main agent's own calls: none reads or searches the module the sub-agent explored.
-    const mainCalls = sent
-      .filter((e) => e.agent === 'main')
-      .flatMap((e) => e.response.content.filter((b: any) => b.type === 'tool_use'));
-    const looks = mainCalls.filter((c: any) => ['read_file', 'grep', 'glob', 'bash'].includes(c.name));
-    const touched = looks.filter((c: any) => JSON.stringify(c.input).includes('src/discounts.js'));
-    expect(touched, 'the main agent does not read src/discounts.js itself').toEqual([]);
-    expect(mainCalls.map((c: any) => c.name)).toContain('agent');
-  });
-
-  it('s06: follows the rule of AGENTS.md, which reaches it through the system prompt: a CHANGELOG line', async () => {
-    const run = await fixIn('s06');
-    expectFixed(run);
-    const changelog = readFileSync(join(run.workspace, 'CHANGELOG.md'), 'utf8');
-    const line = '- Fixed: lineTotal did not give the bulk discount from 10 items: `>` where `>=` was meant (src/discounts.js)';
-    expect(changelog, 'the line, first under ## Unreleased').toContain(`## Unreleased\n\n${line}\n- Added: the TEATIME coupon`);
-    expect(run.stdout).toMatch(/Added to CHANGELOG\.md under ## Unreleased, as the project's instructions ask/);
-  });
-
-  it('s06 without the rule in AGENTS.md (and the project laid out differently): CHANGELOG.md untouched', async () => {
-    const setup = (ws: string) => {
-      varyDemo(ws);
-      edit(ws, 'AGENTS.md', (text) => text.split('\n').filter((line) => !line.startsWith(RULE)).join('\n'));
-    };
-    const run = await fixIn('s06', { setup });
-    expectFixed(run, VARIED);
-    expect(readFileSync(join(run.workspace, 'CHANGELOG.md'), 'utf8')).toBe(readFileSync(join(DEMO, 'CHANGELOG.md'), 'utf8'));
-  });
-
-  it('s05: with CONTEXT_WINDOW=10000 it compacts on the way, and goes on from its own summary', async () => {
-    const run = await fixIn('s05', { args: ['--trace=trace.jsonl'], env: { CONTEXT_WINDOW: '10000' } });
-    expectFixed(run);
-    const lines = readTrace(join(run.workspace, 'trace.jsonl'));
-    const compactions = lines.filter((l) => l.type === 'event' && l.event === 'compaction');
-    expect(compactions.length, `at least one compaction:\n${run.stderr.slice(-2000)}`).toBeGreaterThan(0);
-    const asked = exchanges(lines).find((e) => e.agent === 'compaction')!;
-    expect(asked.request.tools, 'the summary request offers no tools').toBeUndefined();
-    expect(asked.request.messages[0].content).toMatch(/\n\n---\nSummarise the conversation above/);
-    const summary = asked.response.content.find((b: any) => b.type === 'text').text;
-    for (const heading of ['1. Requests', '2. Files', '3. Errors', '4. Decisions', '5. State', '6. Next step']) {
-      expect(summary, `the summary has the heading ${heading}`).toContain(`\n${heading}\n`);
-    }
-    expect(summary, 'it names the request').toMatch(/1\. Requests\n- fix the failing test\n/);
-    expect(summary, 'and the files read').toMatch(/2\. Files\n- test\/discounts\.test\.js: read/);
-    expect(summary, 'what was found').toContain('The failing test is “gives the bulk discount from 10 items” at test/discounts.test.js:21');
-    expect(summary, 'and what is left').toMatch(/- Not finished: fix the failing test\n[\s\S]*6\. Next step\n- \S/);
-    // The main agent's next request starts from the summary, and the task still finishes.
-    const next = exchanges(lines).find((e) => e.agent === 'main' && e.n > asked.n)!;
-    expect(next.request.messages[0].content).toContain(summary);
-  });
-});
-
-it('s04: Ctrl+C in the middle of the task, then -c and "continue" finishes it', async () => {
-  // A pace a person could press Ctrl+C at: the press comes while the tests run or the next reply streams.
-  const first = await runRepl('s04', [FIX, { after: /\$ node --test/, keys: '\x03', delayMs: 100 }, 'exit'], {
-    offline: true,
-    setup: copyDemo,
-    env: { OFFLINE_PACE_MS: '600' },
-    timeoutMs: RUN_MS,
-  });
-  expect(first.code, first.stdout).toBe(0);
-  expect(first.stdout, 'the turn was interrupted').toContain('(interrupted: the turn stopped here');
-  expect(nodeTest(first.workspace).fail, 'nothing was fixed yet').toBe(1);
-
-  const resumed = await runChapter('s04', {
-    offline: true,
-    args: ['-c', '-p', 'continue'],
-    folders: { workspace: first.workspace, home: first.home },
-    env: DEMO_ENV,
-    timeoutMs: RUN_MS,
-  });
-  expect(resumed.stderr).toMatch(/session \w+ \(resumed with \d+ messages\)/);
-  expectFixed(resumed);
-}, TEST_MS * 2);
-
-it('s05: /compact <focus> keeps the focus, and `history` shows the summary that says so', async () => {
-  const run = await runRepl('s05', ['run echo discount-check', 'run ls src', '/compact the discount', 'history', 'exit'], {
-    offline: true,
-    setup: copyDemo,
-    env: DEMO_ENV,
-    timeoutMs: RUN_MS,
-  });
-  expect(run.code, run.stdout).toBe(0);
-  expect(run.stdout).toMatch(/\[compacting \(you asked\): \d+ messages\]/);
-  const history = run.stdout.slice(run.stdout.lastIndexOf('s05 >> history'));
-  expect(history, 'the summary says what it was asked to keep').toContain('- Kept in particular, as the user asked: the discount');
-  expect(history, 'and keeps the lines about it').toMatch(/Kept in particular[^\n]*\n\s+- [^\n]*(discount-check|discounts\.js)/);
-  expect(history).toMatch(/1\. Requests\n\s+- run echo discount-check\n\s+- run ls src/);
-}, TEST_MS);
-
-it('npm run demo <chapter>: copies demo/ once, says where it works, reuses the copy, and --fresh starts over', () => {
-  const tmp = mkdtempSync(join(tmpdir(), 'lah-demo-script-'));
-  const env: Record<string, string> = { PATH: process.env.PATH!, HOME: tmp, TMPDIR: tmp, NO_COLOR: '1' };
-  const demo = (...args: string[]) =>
-    spawnSync(join(REPO, 'node_modules/.bin/tsx'), ['scripts/demo.ts', 's01', ...args], { cwd: REPO, env, encoding: 'utf8' });
-  const copy = join(tmp, 'lah-demo-s01');
-  const first = demo('-p', 'run echo changed > CHANGELOG.md');
-  expect(first.status, first.stderr).toBe(0);
-  expect(first.stderr).toContain(`[demo: working in ${copy}, a fresh copy of demo/; npm run demo s01 -- --fresh starts over]`);
-  expect(readFileSync(join(copy, 'CHANGELOG.md'), 'utf8'), 'the chapter ran in the copy').toBe('changed\n');
-  expect(readFileSync(join(DEMO, 'CHANGELOG.md'), 'utf8'), 'never in the repo').not.toBe('changed\n');
-  const again = demo('--fresh', '-p', 'run cat CHANGELOG.md');
-  expect(again.status, again.stderr).toBe(0);
-  expect(again.stdout, '--fresh: a new copy').toContain('# Changelog');
-  // This run is about the launcher's own words only: -h makes the chapter print its usage and
-  // exit, without starting the model or running a command.
-  const reused = demo('-h');
-  expect(reused.status, reused.stderr).toBe(0);
-  expect(reused.stderr, 'and then reused').toContain(`[demo: working in ${copy}, the copy from before;`);
-}, TEST_MS);
