@@ -19,7 +19,7 @@ export interface LoopOptions {
   /**
    * Also test Ctrl+C under the tsx CLI, which relays a SIGINT itself when the program is slow to
    * acknowledge it: in the chapters that introduce or change Ctrl+C handling. Plain node runs always.
-   * A tsx run costs about four bundle runs; where this one runs, the offline test runs under node.
+   * A tsx run costs about seven bundle runs; where this one runs, the offline test runs under node.
    */
   ctrlCUnderTsx?: boolean;
   /**
@@ -31,7 +31,7 @@ export interface LoopOptions {
   plumbing?: boolean;
   /**
    * Run the offline REPL test through the tsx CLI, as readers run the chapter: one test per chapter
-   * does, to prove it runs that way (a tsx run costs about four bundle runs). The default where no
+   * does, to prove it runs that way (a tsx run costs about seven bundle runs). The default where no
    * other test of the chapter goes through tsx; off where one does (Ctrl+C under tsx, say).
    */
   offlineViaTsx?: boolean;
