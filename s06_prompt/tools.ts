@@ -205,7 +205,7 @@ const READ_ONLY = new Set(['read_file', 'glob', 'grep']);
 /** A call as you see it: `$ npm test` for bash, `> read_file src/a.ts, limit: 50` for others. */
 function showCall(call: ToolUseBlock): string {
   const input = call.input as Record<string, unknown>;
-  if (call.name === 'bash') return `$ ${input.command}`;
+  if (call.name === 'bash' && typeof input.command === 'string') return `$ ${input.command}`;
   // The first value is the path or the pattern; the others are named. Long values are cut,
   // newlines folded.
   const values = Object.entries(input).map(([name, value], i) => {

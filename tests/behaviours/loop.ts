@@ -141,6 +141,7 @@ export function loopBehaviours(chapter: string, options: LoopOptions) {
     it('answers a call without its required input with an is_error result, and goes on', () => {
       expect(resultsOf(2)[2], 'a malformed tool input is the model’s mistake: tell it, with is_error').toMatchObject({ is_error: true });
       expect(JSON.stringify(resultsOf(2)[2].content)).toContain('command');
+      expect(r().stderr, 'the call is shown as the model sent it, not as "$ undefined"').not.toContain('$ undefined');
       expect(r().requests, 'the turn went on').toHaveLength(4);
     });
 
