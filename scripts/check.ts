@@ -20,11 +20,11 @@ function usage(): never {
   process.exit(2);
 }
 if (!chapter) usage();
-const code = chapterFolder(chapter) ? chapterCode(chapter) : undefined;
-if (!code) {
+if (!chapterFolder(chapter)) {
   console.error(`There is no chapter "${chapter}".`);
   usage();
 }
+const code = chapterCode(chapter);
 if (!existsSync(join(dirname(code), 'exercises', 'checks.ts'))) {
   console.error(`${relative(REPO, dirname(code))} has no exercises.`);
   usage();

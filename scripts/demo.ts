@@ -17,7 +17,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { DIM, paint } from '../shared/terminal.ts';
-import { chapterFolder, chapters, REPO } from './chapters.ts';
+import { chapterCode, chapterFolder, chapters, REPO } from './chapters.ts';
 
 const DEMO = join(REPO, 'demo');
 
@@ -57,7 +57,7 @@ if (!process.env.DOTENV_CONFIG_PATH && existsSync(join(REPO, '.env'))) {
 // process.cwd(), its flags from process.argv, and runs its main() only when it is process.argv[1]
 // (see isEntryPoint in shared/cli.ts). Ctrl+C, its exit code and any uncaught error are then the
 // chapter's own, exactly as under tsx.
-const code = join(REPO, folder, 'code.ts');
+const code = chapterCode(folder);
 process.chdir(copy);
 process.argv = [process.argv[0], code, ...args];
 await import(pathToFileURL(code).href);

@@ -47,8 +47,6 @@ function carried(sse: string) {
   return { text, thinking };
 }
 
-const play = (sse: string) => recorded(sse);
-
 /**
  * parrot-thinking-multiply.sse and py-server-tool-result.sse end without the blank line that ends an
  * event (the API ends every event with one; these lost it on the way into a test file). A client
@@ -137,30 +135,30 @@ const THOUGHT = { command: 'echo ran the call after the thinking', id: 'toolu_ad
 /** A recorded call, run as `command`, then its recorded answer (or "Hello there!" where none was recorded). */
 const tool = (name: string, command: string, id: string, answer = 'ts-basic'): Play => ({
   prompt: name,
-  replies: [play(retool(ended(file(name)), 'bash', bash(command))), play(file(answer))],
+  replies: [recorded(retool(ended(file(name)), 'bash', bash(command))), recorded(file(answer))],
   runs: { command, id },
 });
 
 const PLAYS: Play[] = [
   ...['ts-basic', 'ts-fable-long-text', 'php-usage', 'php-citations', 'py-structured-json'].map((name) => ({
     prompt: name,
-    replies: [play(file(name))],
+    replies: [recorded(file(name))],
   })),
   // Recorded after two 429s (those were JSON errors): the SDK retries, then the stream comes.
-  { prompt: 'py-structured-json-after-429', replies: [tooMany, tooMany, play(file('py-structured-json-after-429'))] },
-  { prompt: 'php-thinking', replies: [play(file('php-thinking'))] },
-  { prompt: 'parrot-thinking-multiply', replies: [play(ended(file('parrot-thinking-multiply')))] },
+  { prompt: 'py-structured-json-after-429', replies: [tooMany, tooMany, recorded(file('py-structured-json-after-429'))] },
+  { prompt: 'php-thinking', replies: [recorded(file('php-thinking'))] },
+  { prompt: 'parrot-thinking-multiply', replies: [recorded(ended(file('parrot-thinking-multiply')))] },
   // As stored: the text and thinking arrive, the message never ends (see `ended`).
-  { prompt: 'parrot-thinking-multiply, as stored', replies: [play(file('parrot-thinking-multiply'))] },
+  { prompt: 'parrot-thinking-multiply, as stored', replies: [recorded(file('parrot-thinking-multiply'))] },
   ...['php-refusal-mid-text', 'ts-fable-thinking-refusal', 'ts-fable-web-search-refusal'].map((name) => ({
     prompt: name,
-    replies: [play(file(name))],
+    replies: [recorded(file(name))],
   })),
-  { prompt: 'ts-error-event', replies: [play(file('ts-error-event'))] },
+  { prompt: 'ts-error-event', replies: [recorded(file('ts-error-event'))] },
   // Cut off at max_tokens inside the call's input: as a bash call it would touch a file, if run.
   {
     prompt: 'ts-incomplete-partial-json',
-    replies: [play(retool(file('ts-incomplete-partial-json'), 'bash', cutOff))],
+    replies: [recorded(retool(file('ts-incomplete-partial-json'), 'bash', cutOff))],
   },
   tool('ts-tool-use', 'echo ran ts-tool-use', 'toolu_01NRLabsLyVHZPKxbKvkfSMn'),
   tool('go-next-streaming.tool', 'echo ran go-next', 'toolu_017QoD96fYwGzCWvLfaPADWg'),
@@ -171,7 +169,7 @@ const PLAYS: Play[] = [
   tool('py-server-tool-result', 'echo ran py-server-tool-result', 'tu_client_001'),
   {
     prompt: 'parrot thinking, then a call',
-    replies: [play(thinkingThenTool(THOUGHT.command, THOUGHT.id)), play(file('go-streaming-all.answer'))],
+    replies: [recorded(thinkingThenTool(THOUGHT.command, THOUGHT.id)), recorded(file('go-streaming-all.answer'))],
     runs: THOUGHT,
   },
 ];
@@ -323,7 +321,7 @@ for (const chapter of chapters().map((dir) => dir.slice(0, 3))) {
 describe('the fake: a recorded thinking block is bound to the request it was served for', () => {
   it('takes it back unchanged in that conversation, and refuses it edited or elsewhere', async () => {
     // The first request gets the recorded turn; the ones that send it back, a short answer.
-    const turn = play(thinkingThenTool('echo hi', 'toolu_bound'));
+    const turn = recorded(thinkingThenTool('echo hi', 'toolu_bound'));
     const respond = (body: any) => (body.messages.length === 1 ? turn : reply(text('ok')));
     const fake = await startFakeAnthropic({ respond });
     try {
