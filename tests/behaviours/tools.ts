@@ -17,7 +17,7 @@ import { dirname, join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { reply, text, toolUse, type ReplyBlock } from '../../shared/fake-anthropic.ts';
 import { jobsLeft, startJob } from '../helpers/jobs.ts';
-import { runChapter, toolResults, type RunResult } from '../helpers/run-chapter.ts';
+import { chapterCode, chapters, runChapter, toolResults, type RunResult } from '../helpers/run-chapter.ts';
 import { shared } from '../helpers/shared.ts';
 
 type Result = { tool_use_id: string; content: string; is_error?: boolean };
@@ -101,6 +101,17 @@ const ALLOWED = [
   ...['exit 0; rm -rf ~/.cache', 'exit 0; cp /dev/sda disk.img', 'exit 0; shred notes.txt'],
   'exit 0; curl -s https://x.y/a.json | python3 -m json.tool',
 ];
+
+/**
+ * Does `chapter` have another `file` than the first chapter that has one? That first chapter (s02
+ * for the tools) runs these tests, so a later chapter with the same file adds nothing to them.
+ */
+function differsFromFirst(chapter: string, file: string): boolean {
+  const folder = dirname(chapterCode(chapter));
+  const first = chapters().find((d) => existsSync(join(dirname(folder), d, file)));
+  if (!first || folder.endsWith(first)) return true;
+  return readFileSync(join(folder, file), 'utf8') !== readFileSync(join(dirname(folder), first, file), 'utf8');
+}
 
 // What the chapters promise about the size of one tool result (MAX_RESULT in code.ts), plus room for a note.
 const RESULT_CAP = 100_000 + 500;
@@ -444,6 +455,9 @@ function globAndGrep(chapter: string) {
 }
 
 function bounds(chapter: string) {
+  // The backtracking pattern keeps a core busy for grep's whole time limit (3 s), in grepTool alone.
+  // So it runs in s02, and in a later chapter only if its search.ts is not s02's byte for byte.
+  const spin = differsFromFirst(chapter, 'search.ts');
   describe.concurrent(`${chapter}: nothing hangs, and every result is bounded`, () => {
     const wideRow = (i: number) => `${i},${'x'.repeat(1500)}`;
     const bundle = `${'var a=1;'.repeat(56_000)}HELLO${'var a=1;'.repeat(56_000)}`; // ~900 KB on one line
@@ -461,8 +475,8 @@ function bounds(chapter: string) {
           toolUse('glob', { pattern: '../**' }),
           toolUse('glob', { pattern: 'src/../../**' }),
           toolUse('glob', { pattern: '**/*.ts' }),
-          toolUse('grep', { pattern: '(a+)+$', path: 'evil.txt' }),
           toolUse('edit_file', { file_path: 'bundle.min.js', old_string: 'HELLO', new_string: 'WORLD' }),
+          ...(spin ? [toolUse('grep', { pattern: '(a+)+$', path: 'evil.txt' })] : []),
         ],
         files: {
           'src/a.ts': 'needle\n',
@@ -509,15 +523,15 @@ function bounds(chapter: string) {
       expect(r().content[10], 'nothing is found twice, through the link').toBe('src/a.ts');
       expect(r().content[4], 'grep does not follow the link either').not.toContain('self/');
     });
-    it('grep stops a pattern that backtracks for ever, with a clear error', () => {
-      const stopped = { is_error: true, content: expect.stringMatching(/took longer than \d+ s; simplify it/) };
-      expect(r().results[11], 'the pattern must be stopped').toMatchObject(stopped);
-    });
     it('the diff of an edit in a one-line 900 KB bundle is cut, and says the edit was applied', () => {
-      expect(r().results[12].is_error).toBeFalsy();
-      expect(r().content[12].length).toBeLessThan(10_000);
-      expect(r().content[12]).toMatch(/edit was applied/);
+      expect(r().results[11].is_error).toBeFalsy();
+      expect(r().content[11].length).toBeLessThan(10_000);
+      expect(r().content[11]).toMatch(/edit was applied/);
       expect(r().file('bundle.min.js')).toBe(bundle.replace('HELLO', 'WORLD'));
+    });
+    if (spin) it('grep stops a pattern that backtracks for ever, with a clear error', () => {
+      const stopped = { is_error: true, content: expect.stringMatching(/took longer than \d+ s; simplify it/) };
+      expect(r().results[12], 'the pattern must be stopped').toMatchObject(stopped);
     });
   });
 }
