@@ -4,7 +4,7 @@
  *
  *   npm run demo s02                    a REPL in a copy of demo/; try: fix the failing test
  *   npm run demo s04 -- -c              the same copy again: continue its latest session
- *   npm run demo s02 -- --fresh         throw the copy away and start from a new one
+ *   npm run demo s02 -- --fresh         throw the copy and its sessions away, start from a new copy
  *
  * The first run of a chapter copies demo/ to <tmpdir>/lah-demo-<chapter>; later runs reuse that
  * copy, so what the agent changed (and s04's sessions, which are kept per folder) is still there.
@@ -12,9 +12,10 @@
  * run it there (in this script's own process, under the tsx that runs it), and its exit code is
  * this script's.
  */
-import { cpSync, existsSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { createHash } from 'node:crypto';
+import { cpSync, existsSync, realpathSync, rmSync } from 'node:fs';
+import { homedir, tmpdir } from 'node:os';
+import { basename, dirname, join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { DIM, paint } from '../shared/terminal.ts';
 import { chapterCode, chapterFolder, chapters, REPO } from './chapters.ts';
@@ -39,7 +40,16 @@ const args = rest.filter((arg) => arg !== '--fresh');
 // One copy per chapter: s04's sessions and s05's transcripts belong to the folder they ran in.
 const short = folder.slice(0, 3);
 const copy = join(tmpdir(), `lah-demo-${short}`);
-if (fresh) rmSync(copy, { recursive: true, force: true });
+if (fresh) {
+  rmSync(copy, { recursive: true, force: true });
+  // From s04 on, sessions are kept per folder in your home, named after the folder's real path
+  // (SESSIONS in s04_session/session.ts): a new copy at the same path would find the old ones,
+  // and -c would go on from a conversation about files the new copy does not have.
+  const real = join(realpathSync(dirname(copy)), basename(copy));
+  const hash = createHash('sha256').update(real).digest('hex').slice(0, 8);
+  const sessions = join(homedir(), '.learn-agent-harness', 'sessions', `${basename(real)}-${hash}`);
+  rmSync(sessions, { recursive: true, force: true });
+}
 const reused = existsSync(copy);
 if (!reused) cpSync(DEMO, copy, { recursive: true });
 const how = reused ? 'the copy from before' : 'a fresh copy of demo/';

@@ -201,26 +201,29 @@ describe.concurrent('the offline demo model on the sample project', () => {
     expect(history).toMatch(/1\. Requests\n\s+- run echo discount-check\n\s+- run ls src/);
   }, TEST_MS);
 
-  it('npm run demo <chapter>: copies demo/ once, says where it works, reuses the copy, and --fresh starts over', async () => {
+  it('npm run demo <chapter>: copies demo/ once, says where it works, reuses the copy, and --fresh starts over, sessions too', async () => {
     const tmp = mkdtempSync(join(tmpdir(), 'lah-demo-script-'));
     const env: Record<string, string> = { PATH: process.env.PATH!, HOME: tmp, TMPDIR: tmp, NO_COLOR: '1' };
     // Not spawnSync: the tests beside this one go on meanwhile, in this process.
     const demo = (...args: string[]) =>
       new Promise<{ status: number | null; stdout: string; stderr: string }>((done) => {
         const tsx = join(REPO, 'node_modules/.bin/tsx');
-        execFile(tsx, ['scripts/demo.ts', 's01', ...args], { cwd: REPO, env }, (error, stdout, stderr) =>
+        execFile(tsx, ['scripts/demo.ts', 's04', ...args], { cwd: REPO, env }, (error, stdout, stderr) =>
           done({ status: error ? (typeof error.code === 'number' ? error.code : null) : 0, stdout, stderr }),
         );
       });
-    const copy = join(tmp, 'lah-demo-s01');
+    const copy = join(tmp, 'lah-demo-s04');
     const first = await demo('-p', 'run echo changed > CHANGELOG.md');
     expect(first.status, first.stderr).toBe(0);
-    expect(first.stderr).toContain(`[demo: working in ${copy}, a fresh copy of demo/; npm run demo s01 -- --fresh starts over]`);
+    expect(first.stderr).toContain(`[demo: working in ${copy}, a fresh copy of demo/; npm run demo s04 -- --fresh starts over]`);
     expect(readFileSync(join(copy, 'CHANGELOG.md'), 'utf8'), 'the chapter ran in the copy').toBe('changed\n');
     expect(readFileSync(join(DEMO, 'CHANGELOG.md'), 'utf8'), 'never in the repo').not.toBe('changed\n');
-    const again = await demo('--fresh', '-p', 'run cat CHANGELOG.md');
+    // The session of that run is kept per folder, in HOME: a fresh copy must not find it (a later
+    // -c would otherwise go on from a conversation about files the new copy does not have).
+    const again = await demo('--fresh', '--sessions');
     expect(again.status, again.stderr).toBe(0);
-    expect(again.stdout, '--fresh: a new copy').toContain('# Changelog');
+    expect(readFileSync(join(copy, 'CHANGELOG.md'), 'utf8'), '--fresh: a new copy').toContain('# Changelog');
+    expect(again.stdout, '--fresh: no session of the old copy').toMatch(/^No sessions in .* yet\.$/m);
     // This run is about the launcher's own words only: -h makes the chapter print its usage and
     // exit, without starting the model or running a command.
     const reused = await demo('-h');
