@@ -4,7 +4,7 @@
  *
  *   npm run demo s02                    a REPL in a copy of demo/; try: fix the failing test
  *   npm run demo s04 -- -c              the same copy again: continue its latest session
- *   npm run demo s02 -- --fresh         throw the copy and its sessions away, start from a new copy
+ *   npm run demo s02 -- --fresh         throw the copy and its sessions away; start anew
  *
  * The first run of a chapter copies demo/ to <tmpdir>/lah-demo-<chapter>; later runs reuse that
  * copy, so what the agent changed (and s04's sessions, which are kept per folder) is still there.
