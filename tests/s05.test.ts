@@ -74,40 +74,47 @@ describe.concurrent('s05 tier 1: old tool results go out as placeholders', () =>
   });
 });
 
-/** Rounds of BIG commands, four a reply, until `rounds` replies; summaries answered with SUMMARY-n. */
-const bigRounds = (rounds: number, summary: (n: number) => Reply = (n) => reply(text(`SUMMARY-${n} of the work.`))) => {
+/** Rounds of BIG commands, `calls` a reply, until `rounds` replies; summaries answered with SUMMARY-n. */
+const bigRounds = (
+  rounds: number,
+  summary: (n: number) => Reply = (n) => reply(text(`SUMMARY-${n} of the work.`)),
+  calls = 4,
+) => {
   let summaries = 0;
   let replies = 0; // counted here: what the model sees of its own replies shrinks when compacted
   return (body: any): Reply => {
     if (isSummary(body)) return summary(++summaries);
     if (++replies > rounds) return reply(text('All counted.'));
-    return reply(...[0, 1, 2, 3].map((k) => toolUse('bash', { command: BIG }, `toolu_${replies}_${k}`)));
+    const ids = Array.from({ length: calls }, (_, k) => `toolu_${replies}_${k}`);
+    return reply(...ids.map((id) => toolUse('bash', { command: BIG }, id)));
   };
 };
 
 /**
- * Three rounds of BIG commands past CONTEXT_WINDOW=40000, in one turn: three compactions, one before
- * each request after a round. (Each leaves the four newest results, which it may not summarise, over
- * the threshold; so after three, compaction is off for the run, and more rounds would add none.) Made
- * once, for three tests (the first compaction, resuming after the last, the prompt kept through all).
+ * Four rounds of BIG commands past CONTEXT_WINDOW=40000, in one turn: a compaction before each request
+ * after the first three rounds. Each summary comes, but each compaction leaves the four newest
+ * results, which it may not summarise, over the threshold: that counts as a failure too, so after
+ * three, compaction is off for the run, and the fourth round gets none. Made once, for three tests
+ * (the first compaction, resuming after the last, the prompt kept through all).
  */
 const PROMPT = 'count it all, then tell me the total (request 7f3a)';
-const compacted = once(() => runChapter('s05', { args: ['-p', PROMPT], env: { CONTEXT_WINDOW: '40000' }, respond: bigRounds(3) }));
+const compacted = once(() => runChapter('s05', { args: ['-p', PROMPT], env: { CONTEXT_WINDOW: '40000' }, respond: bigRounds(4) }));
 
 /**
- * Four rounds of BIG commands past CONTEXT_WINDOW=40000 where no summary can be had: the first
- * summary request fails with an API error, the next two answer with no summary text. Made once, for
- * two tests (the summary made from the history instead, and giving up after three failures).
+ * Five rounds of two BIG commands past CONTEXT_WINDOW=40000, where no summary can be had: the first
+ * summary request fails with an API error, the next two answer with no summary text. The threshold is
+ * 20,000 tokens (a small window keeps half free); two rounds' results pass it, one round's does not.
+ * So each compaction, before the requests after rounds 2 to 4, fails only for want of a summary: the
+ * one made from the history brings the context back under the threshold. After three, compaction is
+ * off, and the request after round 5 goes out past it. Made once, for two tests (the summary made from
+ * the history instead, and giving up after three failures).
  */
-const summariesFail = once(() =>
-  runChapter('s05', {
-    args: ['-p', 'count it all'],
-    env: { CONTEXT_WINDOW: '40000' },
-    respond: bigRounds(4, (n) =>
-      n === 1 ? httpError(500, 'overloaded, sorry', { 'x-should-retry': 'false' }) : reply(text(''), toolUse('bash', { command: 'true' })),
-    ),
-  }),
-);
+const summariesFail = once(() => {
+  const error = httpError(500, 'overloaded, sorry', { 'x-should-retry': 'false' });
+  const noSummary = (n: number) => (n === 1 ? error : reply(text(''), toolUse('bash', { command: 'true' })));
+  const respond = bigRounds(5, noSummary, 2);
+  return runChapter('s05', { args: ['-p', 'count it all'], env: { CONTEXT_WINDOW: '40000' }, respond });
+});
 
 /**
  * "prompt is too long" from the API where the chapter's estimate says all fits: a vendor's window of
@@ -135,6 +142,9 @@ describe.concurrent('s05 tier 2: a summary in place of the older conversation', 
     const run = await compacted();
     expect(run.code, run.stderr).toBe(0);
     expect(run.stderr).toMatch(/\[compacting \(auto\): \d+ messages\]/);
+    // A summary that leaves the context over the threshold is a failed compaction as well.
+    expect(run.stderr.match(/\[compacting \(auto\)/g), 'three, then none after the fourth round').toHaveLength(3);
+    expect(run.stderr.match(/compaction keeps failing; it is off for this run/g)).toHaveLength(1);
     const [, count, transcript] = run.stderr.match(/\[compacted: (\d+) messages saved to (\S+);/)!;
     expect(run.stderr, 'the context before and after').toMatch(/; context \d+ → \d+ tokens \(estimated\)\]/);
     const log = logOf(run);
@@ -192,9 +202,16 @@ describe.concurrent('s05 tier 2: a summary in place of the older conversation', 
   it('gives up on automatic compaction after three failures in a row, and says so once', async () => {
     const run = await summariesFail(); // an API error, then twice no summary text
     expect(run.code, run.stderr).toBe(0);
-    // The request after the fourth round is past the threshold too: no fourth try before it.
+    // The request after the fifth round is past the threshold too: no fourth try before it.
     expect(run.requests.filter((r) => isSummary(r.body)), 'three tries, then no more').toHaveLength(3);
     expect(run.stderr.match(/compaction keeps failing; it is off for this run/g)).toHaveLength(1);
+    const threshold = 20_000; // CONTEXT_WINDOW=40000, less the half a small window keeps free
+    expect(run.requests.at(-1)!.inputTokens, 'the last request was past the threshold').toBeGreaterThan(threshold);
+    // Each compaction left the context under the threshold: what failed was the summary, nothing else.
+    const compactions = [...run.stderr.matchAll(/; context \d+ → (\d+) tokens \(estimated\)\]/g)];
+    const after = compactions.map((m) => Number(m[1]));
+    expect(after, 'one compaction a try').toHaveLength(3);
+    for (const size of after) expect(size, 'each back under the threshold').toBeLessThan(threshold);
   });
 
   it('on "prompt is too long" from the API: compacts once, and the retried request succeeds', async () => {
