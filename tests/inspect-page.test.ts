@@ -10,6 +10,7 @@ import { writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { build } from 'esbuild';
 import { describe, expect, it } from 'vitest';
 import { inspect, newestTrace } from '../scripts/inspect.ts';
 import { CACHE_PRICE, NotATraceError, PRICES, readTrace, renderPage, replay }
@@ -620,6 +621,17 @@ describe('the inspector on its own', () => {
       expect(others, `${file} imports only node: modules, the inspector and the tracer`).toEqual([]);
       expect(source, `${file}: no import() either`).not.toMatch(/\bimport\(/);
     }
+  });
+
+  it('loads of the SDK only what the tracer needs: not its client, which brings every resource', async () => {
+    // What node would load for `npm run inspect`, as esbuild finds it by following the imports.
+    const found = await build({
+      entryPoints: [join(REPO, 'scripts/inspect.ts')], bundle: true, platform: 'node', format: 'esm',
+      write: false, metafile: true, logLevel: 'silent',
+    });
+    const sdk = Object.keys(found.metafile.inputs).filter((f) => f.includes('node_modules/@anthropic-ai/sdk/'));
+    expect(sdk, 'the SDK is reached through shared/trace.ts').not.toEqual([]);
+    expect(sdk.filter((f) => /sdk\/(client|index)\.mjs$/.test(f)), 'no client, no index').toEqual([]);
   });
 });
 
