@@ -3,8 +3,8 @@
  *
  * Prints wall time, the CPU time of the whole process tree (vitest, its workers and every chapter
  * subprocess they started), the test count, how many chapter processes the tests started (and how
- * many of them through tsx, which costs about seven runs of a bundle), the ten slowest tests and
- * the slowest files. The suite is CPU-bound on a small machine, and a chapter process (node, the SDK,
+ * many of them through tsx, which costs about seven runs of a bundle), what the bundle runs spent
+ * themselves, the ten slowest tests and the slowest files. The suite is CPU-bound on a small machine, and a chapter process (node, the SDK,
  * a request: about 0.3 CPU-s) is most of what it spends: CPU time and the process count are the
  * figures that predict how it scales with more chapters; wall time depends on how many cores
  * there are, and on what else the machine is doing.
@@ -73,6 +73,8 @@ const cpu = childCpu();
 const chapterRuns = existsSync(runs)
   ? readFileSync(runs, 'utf8').trim().split('\n').filter(Boolean).map((line) => JSON.parse(line) as { file: string; tsx: boolean })
   : [];
+// What each bundle run spent itself, written at its exit (tests/helpers/cpu-at-exit.mjs).
+const ownCpu = existsSync(`${runs}.cpu`) ? readFileSync(`${runs}.cpu`, 'utf8').trim().split('\n').map(Number) : [];
 rmSync(dir, { recursive: true, force: true });
 
 const tests = data.testResults.flatMap((file) =>
@@ -96,6 +98,11 @@ const perFile = new Map<string, number>();
 for (const r of chapterRuns) perFile.set(r.file || '(unknown)', (perFile.get(r.file || '(unknown)') ?? 0) + 1);
 const busiest = [...perFile].sort((a, b) => b[1] - a[1]).map(([file, n]) => `${file.replace(/^tests\//, '')} ${n}`);
 if (busiest.length) console.log(`               ${busiest.join(', ')}`);
+if (ownCpu.length) {
+  const total = ownCpu.reduce((sum, x) => sum + x, 0);
+  const each = `${ownCpu.length} bundle runs that exited, ${(total / ownCpu.length).toFixed(2)} CPU-s each`;
+  console.log(`               ${total.toFixed(1)} CPU-s of their own (${each}; not the commands they ran, nor tsx)`);
+}
 console.log('\nten slowest tests (time inside the test; a run shared through beforeAll is counted in its file)');
 for (const t of [...tests].sort((a, b) => b.ms - a.ms).slice(0, 10)) {
   console.log(`  ${s(t.ms)}  ${cut(`${t.file} › ${t.name}`, 100)}`);

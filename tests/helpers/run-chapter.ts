@@ -19,6 +19,7 @@ import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { appendFileSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, relative } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import {
   startFakeAnthropic,
   type FakeOptions,
@@ -139,6 +140,13 @@ async function prepare(chapter: string, opts: RunOptions) {
   // Bundle first: code that does not compile fails here with esbuild's message, before anything starts.
   if (opts.viaTsx) mkdirSync(TSX_TMPDIR, { recursive: true });
   const command = opts.viaTsx ? [TSX_CLI, code] : [process.execPath, ...NODE_FLAGS, await bundleChapter(code)];
+  // npm run bench:suite: each bundle run adds what it spent to <LAH_RUN_LOG>.cpu (cpu-at-exit.mjs).
+  const runLog = process.env.LAH_RUN_LOG;
+  if (runLog && !opts.viaTsx) {
+    const preload = pathToFileURL(join(dirname(fileURLToPath(import.meta.url)), 'cpu-at-exit.mjs'));
+    preload.searchParams.set('log', `${runLog}.cpu`);
+    command.splice(1, 0, `--import=${preload.href}`);
+  }
   command.push(...(opts.args ?? []));
   if (opts.fileSizeLimitKb !== undefined) {
     command.unshift('bash', '-c', `ulimit -f ${opts.fileSizeLimitKb} && exec "$@"`, 'bash');
