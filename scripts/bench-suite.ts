@@ -4,10 +4,10 @@
  * Prints wall time, the CPU time of the whole process tree (vitest, its workers and every chapter
  * subprocess they started), the test count, how many chapter processes the tests started (and how
  * many of them through tsx, which costs about seven runs of a bundle), what the bundle runs spent
- * themselves, the ten slowest tests and the slowest files. The suite is CPU-bound on a small machine, and a chapter process (node, the SDK,
- * a request: about 0.3 CPU-s) is most of what it spends: CPU time and the process count are the
- * figures that predict how it scales with more chapters; wall time depends on how many cores
- * there are, and on what else the machine is doing.
+ * themselves, the ten slowest tests and the slowest files. The suite is CPU-bound on a small
+ * machine, and a chapter process (node, the SDK, a request: about 0.3 CPU-s) is most of what it
+ * spends: CPU time and the process count are the figures that predict how it scales with more
+ * chapters; wall time depends on how many cores there are, and on what else the machine is doing.
  *
  * Nothing here asserts a time: it is a measuring tool, not a test.
  */
