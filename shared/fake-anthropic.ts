@@ -762,14 +762,9 @@ function readSignature(signature: unknown, bound?: Bound): Signed | undefined {
   }
 }
 
-/** What a block made after `messages` (and, in its own message, after `before`) is bound to. */
-function prefixDigest(body: any, messages: any[], before: { role: string; blocks: any[] }): string {
-  return prefixDigests({ ...body, messages })(messages.length, before);
-}
-
 /**
- * prefixDigest for the blocks of one request, asked in the order they come (`i`: how many of the
- * request's messages come before the block). Each is the digest of
+ * What each block of one request (or of the reply to it) is bound to, asked in the order they come
+ * (`i`: how many of the request's messages come before the block). Each is the digest of
  * canonical({ system, tools, messages: [...those messages, { role, content: before.blocks }] }),
  * thinking blocks and cache markers left out; the messages are hashed once for every block after
  * them, not once for each (a turn of thirty tool rounds sends sixty blocks back: hashing each
@@ -937,6 +932,7 @@ const unsigned = (content: Record<string, any>[]) =>
 function thinkingRecords(content: Record<string, any>[], body: any, msg: string, bound?: Bound) {
   const count = content.filter(isThinking).length;
   let prev = lastBlockId(body, bound);
+  const prefixOf = prefixDigests(body); // a reply's blocks come after all the request's messages
   let k = 0;
   return content.flatMap((block, j) => {
     if (!isThinking(block)) return [];
@@ -944,7 +940,7 @@ function thinkingRecords(content: Record<string, any>[], body: any, msg: string,
     const id = `${msg}_${k}`;
     const shown = block.type === 'thinking' && block.thinking !== '';
     const text = digest(shown ? block.thinking : '');
-    const prefix = prefixDigest(body, body.messages, before);
+    const prefix = prefixOf(body.messages.length, before);
     const record: Signed = { id, prev, model: body.model, prefix, text, shown, msg, k, of: count };
     prev = id;
     k++;

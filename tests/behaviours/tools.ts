@@ -17,7 +17,7 @@ import { dirname, join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { reply, text, toolUse, type ReplyBlock } from '../../shared/fake-anthropic.ts';
 import { jobsLeft, startJob } from '../helpers/jobs.ts';
-import { chapterCode, chapters, runChapter, toolResults, type RunResult } from '../helpers/run-chapter.ts';
+import { chapterCode, chapters, REPO, runChapter, toolResults, type RunResult } from '../helpers/run-chapter.ts';
 import { shared } from '../helpers/shared.ts';
 
 type Result = { tool_use_id: string; content: string; is_error?: boolean };
@@ -107,10 +107,9 @@ const ALLOWED = [
  * for the tools) runs these tests, so a later chapter with the same file adds nothing to them.
  */
 function differsFromFirst(chapter: string, file: string): boolean {
-  const folder = dirname(chapterCode(chapter));
-  const first = chapters().find((d) => existsSync(join(dirname(folder), d, file)));
-  if (!first || folder.endsWith(first)) return true;
-  return readFileSync(join(folder, file), 'utf8') !== readFileSync(join(dirname(folder), first, file), 'utf8');
+  const mine = join(dirname(chapterCode(chapter)), file);
+  const first = chapters().map((d) => join(REPO, d, file)).find((path) => existsSync(path));
+  return !first || first === mine || readFileSync(mine, 'utf8') !== readFileSync(first, 'utf8');
 }
 
 // What the chapters promise about the size of one tool result (MAX_RESULT in code.ts), plus room for a note.
