@@ -16,7 +16,7 @@
  * Plumbing only: no chapter's mechanism lives here. The offline demo model (offline-model.ts) is this
  * server with a rule-based `respond` function.
  */
-import { createHash, createHmac, randomBytes } from 'node:crypto';
+import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
@@ -275,13 +275,23 @@ export function surrogateError(json: string): string | undefined {
 
 const isObject = (v: unknown): v is Record<string, any> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
-function checkHeaders(headers: Record<string, string>, opts: FakeOptions): void {
+/** The credential, checked first (before the body is even read): a 401 as the real API sends it. */
+function checkCredential(headers: Record<string, string>, opts: FakeOptions): void {
   const bearer = headers['authorization']?.match(/^Bearer\s+(.+)$/i)?.[1];
   const key = headers['x-api-key'] || bearer;
   if (!key) throw new Refusal(401, 'x-api-key header is required');
-  if (opts.apiKey !== undefined && bearer !== opts.apiKey && headers['x-api-key'] !== opts.apiKey) {
+  if (opts.apiKey !== undefined && !sameKey(bearer, opts.apiKey) && !sameKey(headers['x-api-key'], opts.apiKey)) {
     throw new Refusal(401, 'invalid x-api-key');
   }
+}
+
+/** Compared in constant time: the offline model's port is open to every local user. */
+function sameKey(given: string | undefined, key: string): boolean {
+  const digest = (s: string) => createHash('sha256').update(s).digest();
+  return given !== undefined && timingSafeEqual(digest(given), digest(key));
+}
+
+function checkHeaders(headers: Record<string, string>): void {
   if (!headers['anthropic-version']) throw bad('anthropic-version: header is required');
 }
 
@@ -435,7 +445,7 @@ export function checkMessages(messages: unknown, opts: FakeOptions = {}): void {
 
 /** Throws a Refusal with the real API's status and message, or returns the token estimate and the prompt's layout. */
 function validate(path: string, headers: Record<string, string>, body: unknown, opts: FakeOptions, bound?: Bound) {
-  checkHeaders(headers, opts);
+  checkHeaders(headers);
   if (!isObject(body)) throw bad('body: Input should be a valid dictionary');
   const allowed = path === '/v1/messages' ? MESSAGE_FIELDS : COUNT_FIELDS;
   for (const field of Object.keys(body)) {
@@ -1022,9 +1032,20 @@ export async function startFakeAnthropic(options: FakeOptions = {}): Promise<Fak
 
   const server = createServer(async (req, res) => {
     const requestId = `req_fake_${String(++requestCount).padStart(4, '0')}`;
-    const raw = await readBody(req);
     const headers = Object.fromEntries(Object.entries(req.headers).map(([k, v]) => [k, String(v)]));
     const path = (req.url ?? '').split('?')[0];
+    // Whoever lacks the key gets a 401 and nothing else: no body is read (a stranger's 32 MB is
+    // not buffered), no respond() runs. Node discards the unread body.
+    try {
+      checkCredential(headers, options);
+    } catch (err) {
+      if (!(err instanceof Refusal)) throw err;
+      const refused = { status: err.status, type: ERROR_TYPES[err.status], message: err.message };
+      const rec = { method: req.method ?? '', path, headers, body: undefined, inputTokens: 0, refused };
+      if (path.startsWith('/v1/messages')) requests.push(rec); // as below: Messages API calls only
+      return sendError(res, requestId, refused);
+    }
+    const raw = await readBody(req);
     let body: any;
     try {
       body = raw.length ? JSON.parse(raw.toString('utf8')) : undefined;

@@ -19,6 +19,7 @@
  * Anything else gets an answer that says what it can do. Try the tasks in the sample project:
  * `npm run demo s02` copies demo/ to a scratch folder and runs the chapter there.
  */
+import { randomBytes } from 'node:crypto';
 import { startFakeAnthropic, type Reply } from './fake-anthropic.ts';
 import { describeResults, isCommand, notUnderstood, runCommands } from './offline/commands.ts';
 import { whatICanDo } from './offline/commands.ts';
@@ -60,10 +61,15 @@ export interface OfflineModel {
   close(): Promise<void>;
 }
 
-/** Start the offline model on 127.0.0.1. It does not keep the process alive on its own. */
+/**
+ * Start the offline model on 127.0.0.1. It does not keep the process alive on its own. Every
+ * local user can reach its port, so it answers only a key made for this process: a stranger's
+ * request gets the API's 401 and never reaches the script.
+ */
 export async function startOfflineModel(): Promise<OfflineModel> {
-  const fake = await startFakeAnthropic({ respond: offlineRespond, unref: true });
-  return { url: fake.url, apiKey: 'offline-demo', banner: offlineBanner, close: fake.close };
+  const apiKey = `offline-${randomBytes(32).toString('hex')}`;
+  const fake = await startFakeAnthropic({ respond: offlineRespond, unref: true, apiKey });
+  return { url: fake.url, apiKey, banner: offlineBanner, close: fake.close };
 }
 
 /** One reply, decided from the request alone. */

@@ -19,6 +19,7 @@ import {
   type FakeOptions,
   type RespondContext,
 } from '../shared/fake-anthropic.ts';
+import { startOfflineModel } from '../shared/offline-model.ts';
 
 // ── Harness ─────────────────────────────────────────────────────────────────────────────────────
 
@@ -644,6 +645,59 @@ describe('validation: refused like the real API', () => {
       });
       expect(res.status, 'x-api-key with the right key is served').toBe(200);
       expect(fake.requests.map((r) => r.refused), 'neither request was refused').toEqual([undefined, undefined]);
+    });
+
+    it('with apiKey set, a wrong key is refused before the body is read or respond() is called', async () => {
+      let answered = 0;
+      const respond = () => (answered++, reply(text('ok')));
+      const { fake } = await start({ respond, apiKey: 'the-right-key' });
+      const send = (init: { key: string; body: string; method?: string; path?: string }) =>
+        fetch(`${fake.url}${init.path ?? '/v1/messages'}`, {
+          method: init.method ?? 'POST',
+          headers: { 'content-type': 'application/json', 'x-api-key': init.key, 'anthropic-version': '2023-06-01' },
+          body: init.method === 'GET' ? undefined : init.body,
+        });
+      const valid = JSON.stringify(body({ messages: [user('hi')] }));
+      for (const [what, res] of [
+        ['a valid body', await send({ key: 'wrong', body: valid })],
+        ['a body that is not JSON', await send({ key: 'wrong', body: '{not json' })],
+        ['count_tokens', await send({ key: 'wrong', body: '{}', path: '/v1/messages/count_tokens' })],
+        ['the Models API', await send({ key: 'wrong', body: '', method: 'GET', path: '/v1/models/m' })],
+      ] as const) {
+        expect(res.status, `${what} with a wrong key: 401`).toBe(401);
+        expect(await res.json(), `${what}: the real envelope`).toMatchObject({
+          type: 'error',
+          error: { type: 'authentication_error', message: 'invalid x-api-key' },
+        });
+      }
+      expect(answered, 'respond() never ran for a wrong key').toBe(0);
+      expect((await send({ key: 'the-right-key', body: valid })).status, 'the right key is served').toBe(200);
+      expect(answered, 'and only then respond() ran').toBe(1);
+    });
+
+    it('the offline model answers only the key its own process was given', async () => {
+      const model = await startOfflineModel();
+      const other = await startOfflineModel();
+      try {
+        expect(model.apiKey, 'a key long enough not to be guessed').toMatch(/^[\w-]{40,}$/);
+        expect(other.apiKey, 'a new key in every process (here: every start)').not.toBe(model.apiKey);
+        const ask = (key: string) =>
+          new Anthropic({ apiKey: key, baseURL: model.url, maxRetries: 0 }).messages.create(
+            body({ messages: [user('list')] }) as any,
+          );
+        for (const key of ['offline-demo', other.apiKey, `${model.apiKey}x`]) {
+          const err = await rejection(ask(key), `the key ${key}`);
+          expect(err, `${key}: the SDK's AuthenticationError`).toBeInstanceOf(Anthropic.AuthenticationError);
+          expect((err as APIError).error, `${key}: the real envelope`).toMatchObject({
+            type: 'error',
+            error: { type: 'authentication_error', message: 'invalid x-api-key' },
+          });
+        }
+        const served = await ask(model.apiKey);
+        expect(served.content[0], 'its own key gets a reply').toMatchObject({ type: 'text' });
+      } finally {
+        await Promise.all([model.close(), other.close()]);
+      }
     });
   });
 
