@@ -1117,9 +1117,10 @@ export async function startFakeAnthropic(options: FakeOptions = {}): Promise<Fak
       cache_read_input_tokens: read,
       cache_creation: { ephemeral_5m_input_tokens: written['5m'], ephemeral_1h_input_tokens: written['1h'] },
     };
-    const message = buildMessage(answer, body, usage, ++messageCount, tag, checked.mode, bound);
+    const built = buildMessage(answer, body, usage, ++messageCount, tag, checked.mode, bound);
+    const { message } = built;
     rec.usage = message.usage;
-    if (body.stream) return streamMessage(res, requestId, message, answer);
+    if (body.stream) return streamMessage(res, requestId, built, answer);
     sendJson(res, 200, message, requestId);
   });
 
@@ -1185,9 +1186,15 @@ function buildMessage(
     if (b.type === 'redacted_thinking') return { type: 'redacted_thinking', data: '' };
     return { type: 'tool_use', id: b.id ?? `toolu_fake_${tag}_${String(n).padStart(3, '0')}_${k}`, name: b.name, input: b.input };
   });
+  // The model stops at max_tokens, whatever the script says (cut before signing: a block that
+  // was not sent is not part of any thinking block's record).
+  const cut = cutAtMaxTokens(content, body.max_tokens);
+  if (cut) content.splice(0, content.length, ...cut.content);
   signThinking(content, body, `${tag}_${n}`, bound);
-  const stop_reason = answer.stop_reason ?? (content.some((b) => b.type === 'tool_use') ? 'tool_use' : 'end_turn');
-  return {
+  const stop_reason = cut
+    ? 'max_tokens'
+    : answer.stop_reason ?? (content.some((b) => b.type === 'tool_use') ? 'tool_use' : 'end_turn');
+  const message = {
     id: `msg_fake_${String(n).padStart(4, '0')}`,
     type: 'message',
     role: 'assistant',
@@ -1198,10 +1205,61 @@ function buildMessage(
     usage: {
       ...input,
       input_tokens: answer.usage?.input_tokens ?? input.input_tokens,
-      // What was written: a signature is not (it stands for the thinking, whose summary is counted).
-      output_tokens: answer.usage?.output_tokens ?? Math.max(1, Math.ceil(JSON.stringify(unsigned(content)).length / 4)),
+      // A cut reply used all of max_tokens, as the real API reports it.
+      output_tokens: cut ? body.max_tokens : answer.usage?.output_tokens ?? outputTokens(content),
     } satisfies FakeUsage,
   };
+  return { message, partialInput: cut?.partialInput };
+}
+
+/** What was written: a signature is not (it stands for the thinking, whose summary is counted). */
+const outputTokens = (content: Record<string, any>[]) =>
+  Math.max(1, Math.ceil(JSON.stringify(unsigned(content)).length / 4));
+
+/**
+ * A reply longer than `maxTokens` (by the estimate usage reports), cut where the limit falls, or
+ * undefined if it fits. Blocks before that place are kept whole; a text block is cut mid-text; a
+ * tool call mid-input: the stream sends its JSON as far as it got (`partialInput`, as in
+ * tests/real-streams/ts-incomplete-partial-json.sse), the message without streaming an empty
+ * input (unconfirmed: no capture of that case). A thinking block or an unmodelled one is kept
+ * whole or left out; nothing after the cut is sent.
+ */
+function cutAtMaxTokens(content: Record<string, any>[], maxTokens: number) {
+  const fits = (blocks: Record<string, any>[]) =>
+    JSON.stringify(unsigned(blocks)).length <= maxTokens * 4;
+  if (fits(content)) return undefined;
+  const kept: Record<string, any>[] = [];
+  // The longest start of `whole` that still fits, as `make` turns it into the last block.
+  const longest = (whole: string, make: (part: string) => Record<string, any>) => {
+    let [lo, hi] = [0, whole.length];
+    while (lo < hi) {
+      const mid = Math.ceil((lo + hi) / 2);
+      if (fits([...kept, make(whole.slice(0, mid))])) lo = mid;
+      else hi = mid - 1;
+    }
+    // Never half of a surrogate pair.
+    const part = whole.slice(0, lo);
+    return /[\ud800-\udbff]$/.test(part) ? part.slice(0, -1) : part;
+  };
+  for (const block of content) {
+    if (fits([...kept, block])) {
+      kept.push(block);
+      continue;
+    }
+    if (block.type === 'text') {
+      const part = longest(block.text, (t) => ({ ...block, text: t }));
+      if (part) kept.push({ ...block, text: part });
+    }
+    if (block.type === 'tool_use' && fits([...kept, { ...block, input: '' }])) {
+      // The estimate counts the JSON written so far, as a string in place of the input.
+      const json = JSON.stringify(block.input);
+      const partialInput = longest(json, (part) => ({ ...block, input: part }));
+      kept.push({ ...block, input: {} });
+      return { content: kept, partialInput };
+    }
+    break;
+  }
+  return { content: kept, partialInput: undefined };
 }
 
 /** Cut a string into pieces of about `size` characters. */
@@ -1244,7 +1302,12 @@ async function replayStream(res: ServerResponse, requestId: string, answer: Reco
   res.end();
 }
 
-async function streamMessage(res: ServerResponse, requestId: string, message: ReturnType<typeof buildMessage>, answer: MessageReply) {
+async function streamMessage(
+  res: ServerResponse,
+  requestId: string,
+  { message, partialInput }: ReturnType<typeof buildMessage>,
+  answer: MessageReply,
+) {
   res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', 'request-id': requestId });
   const delay = answer.eventDelayMs ?? 0;
   const send = async (event: string, data: unknown) => {
@@ -1289,7 +1352,9 @@ async function streamMessage(res: ServerResponse, requestId: string, message: Re
       });
       if (index === 0) await send('ping', { type: 'ping' });
       // Split the JSON in three, mid-string: a client that does not reassemble the fragments gets garbage.
-      const json = JSON.stringify(block.input);
+      // A call cut at max_tokens is the last block: its JSON as far as it got.
+      const cut = index === message.content.length - 1 ? partialInput : undefined;
+      const json = cut ?? JSON.stringify(block.input);
       const third = Math.max(1, Math.ceil(json.length / 3));
       for (const part of pieces(json, third)) {
         await send('content_block_delta', { type: 'content_block_delta', index, delta: { type: 'input_json_delta', partial_json: part } });
