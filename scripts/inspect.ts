@@ -11,9 +11,9 @@
  * is; only the page has to fit.
  */
 import { constants } from 'node:buffer';
-import { closeSync, openSync, readdirSync, readSync, realpathSync, renameSync, rmSync }
+import { closeSync, constants as fs, fstatSync, openSync, readdirSync, readSync, realpathSync }
   from 'node:fs';
-import { statSync, writeFileSync } from 'node:fs';
+import { renameSync, rmSync, statSync, writeFileSync, type Stats } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { traceFolder } from '../shared/trace.ts'; // where --trace writes them
@@ -118,13 +118,7 @@ const CHUNK = 1 << 20; // bytes read at a time
  */
 export function* traceLines(file: string, options: { longest?: number } = {}): Generator<string> {
   const longest = options.longest ?? LONGEST_LINE;
-  let fd: number;
-  try {
-    fd = openSync(file, 'r');
-  } catch (err) {
-    const missing = (err as NodeJS.ErrnoException).code === 'ENOENT';
-    throw new UnreadableError(missing ? 'no such file' : (err as Error).message);
-  }
+  const fd = openTrace(file);
   try {
     const chunk = Buffer.alloc(CHUNK);
     let pieces: Buffer[] = []; // the line so far, when it began in an earlier chunk
@@ -146,7 +140,7 @@ export function* traceLines(file: string, options: { longest?: number } = {}): G
       try {
         read = readSync(fd, chunk, 0, CHUNK, null);
       } catch (err) {
-        throw new UnreadableError((err as Error).message); // a folder, say
+        throw new UnreadableError((err as Error).message); // EIO, say
       }
       if (read === 0) break;
       const data = chunk.subarray(0, read);
@@ -166,6 +160,37 @@ export function* traceLines(file: string, options: { longest?: number } = {}): G
   } finally {
     closeSync(fd);
   }
+}
+
+/**
+ * The file, open to read, if it is a regular file (a link to one will do). Anything else is
+ * refused before a byte is read: /dev/zero never ends, and a FIFO with no writer would block the
+ * open itself. O_NONBLOCK, so that one put there after the check cannot block it either.
+ */
+function openTrace(file: string): number {
+  const notAFile = (info: Stats) =>
+    new UnreadableError(`it is a ${kindOf(info)}, not a regular file`);
+  let fd: number;
+  try {
+    const info = statSync(file);
+    if (!info.isFile()) throw notAFile(info);
+    fd = openSync(file, fs.O_RDONLY | fs.O_NONBLOCK);
+  } catch (err) {
+    if (err instanceof UnreadableError) throw err;
+    const missing = (err as NodeJS.ErrnoException).code === 'ENOENT';
+    throw new UnreadableError(missing ? 'no such file' : (err as Error).message);
+  }
+  const info = fstatSync(fd);
+  if (info.isFile()) return fd;
+  closeSync(fd);
+  throw notAFile(info);
+}
+
+function kindOf(info: Stats): string {
+  if (info.isDirectory()) return 'directory';
+  if (info.isFIFO()) return 'FIFO (named pipe)';
+  if (info.isSocket()) return 'socket';
+  return info.isCharacterDevice() || info.isBlockDevice() ? 'device' : 'special file';
 }
 
 /**

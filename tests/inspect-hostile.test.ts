@@ -50,6 +50,12 @@ function exchange(n: number, fields: Record<string, unknown> = {}) {
  * its source map and a stack trace names the lines of page.ts.
  */
 async function inspectIn(flags: string[], trace: string): Promise<string> {
+  const run = spawnSync(process.execPath, [...flags, await bundled(), trace], { encoding: 'utf8' });
+  expect(run.status, originalPositions(run.stderr.slice(0, 2000))).toBe(0);
+  return run.stdout.trim();
+}
+
+function bundled(): Promise<string> {
   command ??= bundleChapter(join(REPO, 'scripts/inspect.ts')).then((bundle) => {
     const dir = join(folder(), 'lah-bundles');
     mkdirSync(dir);
@@ -59,11 +65,19 @@ async function inspectIn(flags: string[], trace: string): Promise<string> {
     copyFileSync(bundle, join(dir, basename(bundle)));
     return join(dir, basename(bundle));
   });
-  const run = spawnSync(process.execPath, [...flags, await command, trace], { encoding: 'utf8' });
-  expect(run.status, originalPositions(run.stderr.slice(0, 2000))).toBe(0);
-  return run.stdout.trim();
+  return command;
 }
 let command: Promise<string> | undefined;
+
+/**
+ * The same bundle, given any file: its exit code and what it said, or killed after 30 s (a read
+ * that never ends). Only for what may hang: the rest calls inspect() in this process.
+ */
+async function inspectWatched(file: string) {
+  const run = spawnSync(process.execPath, [await bundled(), file], { encoding: 'utf8',
+    timeout: 30_000, maxBuffer: 1 << 20 });
+  return { code: run.status, killed: run.signal !== null, stderr: run.stderr };
+}
 
 // String() of this throws: "Cannot convert object to primitive value". So do `${…}` and Number().
 const ODD = { toString: 1 };
@@ -173,5 +187,41 @@ describe('reading a trace as a stream of lines', () => {
     const once = JSON.stringify(old).length; // 1.1 MB
     expect(page.length, 'the page holds the conversation once').toBeLessThan(2 * once);
     expect(island(page).rows).toHaveLength(24);
+  });
+});
+
+describe('files that are not traces', () => {
+  // Opened and read as a file, /dev/zero gave zeros for ever and a FIFO with no writer blocked
+  // the open: npm run inspect never returned. Now: one line, exit 2, before anything is read.
+  it('refuses a device, a FIFO and a folder with one line, exit 2, and never waits', async () => {
+    const dir = folder();
+    const fifo = join(dir, 'pipe.jsonl');
+    const made = spawnSync('mkfifo', [fifo]);
+    expect(made.status, `mkfifo: ${made.stderr}`).toBe(0);
+    for (const [file, kind] of [['/dev/zero', 'device'], [fifo, 'FIFO'], [dir, 'directory']]) {
+      const run = await inspectWatched(file);
+      expect(run.killed, `${file}: still reading after 30 s`).toBe(false);
+      expect(run.code, `${file}: ${run.stderr}`).toBe(2);
+      expect(run.stderr.trim().split('\n'), `${file}: one line`).toHaveLength(1);
+      expect(run.stderr).toContain(`cannot read ${file}: it is a ${kind}`);
+      expect(run.stderr).toContain('not a regular file');
+    }
+  });
+
+  it('refuses a trace of a version it does not know, saying which', () => {
+    const dir = folder();
+    for (const [name, lines] of [
+      ['v99.jsonl', [{ ...HEADER, version: 99 }, exchange(1)]],
+      ['later-run.jsonl', [HEADER, exchange(1), { ...HEADER, version: 2 }, exchange(1)]],
+      ['odd.jsonl', [{ ...HEADER, version: '1' }, exchange(1)]],
+    ] as const) {
+      writeFileSync(join(dir, name), jsonl(...lines));
+      const outcome = inspect([name], dir);
+      expect(outcome.code, `${name}: ${outcome.stderr}`).toBe(2);
+      expect(outcome.stderr.split('\n'), 'one line').toHaveLength(1);
+      expect(outcome.stderr).toMatch(/a trace of version \S+, and this inspector reads version 1/);
+    }
+    writeFileSync(join(dir, 'old.jsonl'), jsonl({ ...HEADER, version: undefined }, exchange(1)));
+    expect(inspect(['old.jsonl'], dir).code, 'a header with no version is read as 1').toBe(0);
   });
 });

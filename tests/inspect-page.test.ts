@@ -399,9 +399,29 @@ describe('the requests', () => {
 
   it('shows a reply that never completed as a failure, saying why', () => {
     const html = renderPage(jsonl(HEADER,
-      exchange(1, HI, [], { response: null, error: 'Request was aborted.' })));
-    expect(line(html, 1)).toContain('Request was aborted.');
+      exchange(1, HI, [], { response: null, error: 'Connection error.' })));
+    expect(line(html, 1)).toContain('Connection error.');
     expect(html).toMatch(/<a class="step main failed" data-n="1"/);
+    expect(html).toContain('1 failed');
+  });
+
+  // What shared/trace.ts writes for a request Ctrl+C stopped: before the response began (the
+  // SDK's or fetch's abort), in the middle of a stream, or as the program exited.
+  it('counts a request Ctrl+C stopped as interrupted, not failed', () => {
+    const html = renderPage(jsonl(HEADER,
+      exchange(1, HI, [], { response: null, error: 'Request was aborted.' }),
+      exchange(2, HI, [], { response: null, error: 'This operation was aborted' }),
+      exchange(3, HI, [text('half')], { error: 'aborted before the reply was complete' }),
+      exchange(4, HI, [], { response: null, error: 'the program exited before the end' }),
+      exchange(5, HI, [], { status: 529, response: { type: 'error', error: { type: 'x' } } })));
+    for (const n of [1, 2, 3, 4]) {
+      expect(html, `#${n}`).toMatch(new RegExp(`<a class="step main interrupted" data-n="${n}"`));
+      expect(line(html, n), `#${n}`).toMatch(/<span class="interrupted">interrupted: /);
+    }
+    expect(line(html, 3)).toContain('aborted before the reply was complete');
+    expect(html).toMatch(/<a class="step main failed" data-n="5"/);
+    expect(html, 'the header counts them apart').toMatch(/1 failed[^]*4 interrupted/);
+    expect(html).not.toContain('5 failed');
   });
 });
 

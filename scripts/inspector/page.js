@@ -166,13 +166,14 @@
     const body = row.response || {};
     const apiError = body.error && typeof body.error === 'object' ? body.error : undefined;
     if (!(row.status >= 400) && !row.error) return undefined;
-    const box = el('div', 'failure-box');
+    const box = el('div', row.interrupted ? 'failure-box interrupted' : 'failure-box');
     if (row.status >= 400) {
       const type = textOf(apiError?.type || 'error');
       const what = apiError ? `${type}: ${textOf(apiError.message || '')}` : '';
       box.append(el('div', 'error', `HTTP ${row.status} ${what}`));
     }
-    if (row.error) box.append(el('div', 'error', `no complete reply: ${row.error}`));
+    if (row.interrupted) box.append(el('div', '', `interrupted: ${row.error}`));
+    else if (row.error) box.append(el('div', 'error', `no complete reply: ${row.error}`));
     if (row.retryAfter) box.append(el('div', '', `the API asked to wait ${row.retryAfter} s`));
     if (row.retriedAs) {
       const retry = el('div', '', 'the SDK sent it again as ');

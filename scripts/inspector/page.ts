@@ -92,6 +92,10 @@ interface Sent {
 
 export class NotATraceError extends Error {}
 
+// The trace format this page reads: shared/trace.ts's VERSION. A header without one is read as
+// this; another version may mean anything, and is refused rather than shown wrong.
+const TRACE_VERSION = 1;
+
 const KNOWN_EVENTS = new Set(['context', 'compaction']);
 
 function parseLine(line: string): unknown {
@@ -224,6 +228,11 @@ export function readTrace(input: string | Iterable<string>): Trace {
       throw new NotATraceError('not a trace: its first line is not {"type":"trace",…}');
     }
     if (isObject(value) && value.type === 'trace') {
+      if (value.version !== undefined && value.version !== TRACE_VERSION) {
+        const version = JSON.stringify(value.version).slice(0, 40);
+        throw new NotATraceError(`a trace of version ${version}, and this inspector reads ` +
+          `version ${TRACE_VERSION} only (was it written by a newer copy of this repo?)`);
+      }
       const header = asHeader(value); // another run, appended to the same file
       if (header.run !== undefined && !runIds.has(header.run)) runIds.set(header.run, runs.length);
       runs.push(header);
@@ -424,6 +433,7 @@ export interface Row {
   retryOf?: number; // the n of the try this one repeats
   retriedAs?: number;
   offline?: true; // the offline demo model answered it: no model ran, and it cost nothing
+  interrupted?: true; // stopped by Ctrl+C (or as the program exited), not failed
 }
 
 /** A run's context window and where it starts compacting (tokens), if it said (s05, s06). */
@@ -460,6 +470,7 @@ function rowOf(exchange: NumberedExchange, header: TraceHeader): Row {
   row.usage = isRequest ? usageOf(response) : undefined;
   // The offline demo model's requests cost nothing: no price for a model that did not run.
   if (header.offline) row.offline = true;
+  if (wasInterrupted(row)) row.interrupted = true; // page.js says so instead of "failed"
   const model = exchange.sent?.params.model;
   if (row.usage && typeof model === 'string' && !row.offline) row.cost = cost(model, row.usage);
   return row;
@@ -664,6 +675,7 @@ function renderHeader(run: Replay, title: string): string {
   for (const row of requests) byAgent.set(row.agent, (byAgent.get(row.agent) ?? 0) + 1);
   const agents = [...byAgent].map(([agent, n]) => `${number(n)} ${agent}`).join(', ');
   const failed = requests.filter(hasFailed).length;
+  const interrupted = requests.filter(wasInterrupted).length;
   const used = requests.flatMap((row) => (row.usage ? [row.usage] : []));
   const sum = (part: (u: NonNullable<Row['usage']>) => number) =>
     used.reduce((total, u) => total + part(u), 0);
@@ -685,6 +697,7 @@ function renderHeader(run: Replay, title: string): string {
     `${plural(requests.length, 'request')} to the model${agents ? ` (${agents})` : ''}`,
     ...describeOthers(run.rows.filter((row) => !row.isRequest)),
     failed ? `${number(failed)} failed` : '',
+    interrupted ? `${number(interrupted)} interrupted` : '',
     `${number(input)} input tokens, ${fromCache}% read from the cache`,
     `${number(sum((u) => u.output))} output tokens`,
     describeCost(requests),
@@ -757,7 +770,18 @@ function describeOffline(runs: TraceHeader[]): string {
 token counts are its estimates.</p>\n`;
 }
 
-const hasFailed = (row: Row) => Boolean(row.error) || (row.status ?? 200) >= 400;
+/**
+ * Stopped by the reader (Ctrl+C), not by the API: what shared/trace.ts writes for a request
+ * aborted before the response began (the SDK's words, or fetch's), in the middle of a stream,
+ * or still open when the program exited. (A stream the chapter gave up on as silent is aborted
+ * the same way: the trace cannot tell the two apart.)
+ */
+const INTERRUPTED = new RegExp('^(Request was aborted\\.|This operation was aborted|' +
+  'aborted before the reply was complete|the program exited before the end)');
+const wasInterrupted = (row: Row) =>
+  (row.status ?? 200) < 400 && row.error !== undefined && INTERRUPTED.test(row.error);
+const hasFailed = (row: Row) =>
+  !wasInterrupted(row) && (Boolean(row.error) || (row.status ?? 200) >= 400);
 
 /** What went wrong, in a few words: `529 overloaded_error`, `Request was aborted.` */
 function failure(row: Row): string {
@@ -923,12 +947,14 @@ height="${CHART.height}"/>`];
     level += value;
     parts.push(rect(kind, y(level), round(bottom - y(level))));
   }
-  if (hasFailed(row)) parts.push(rect('failure', base - 6, 6));
+  const foot = hasFailed(row) ? 'failure' : wasInterrupted(row) ? 'interrupted' : undefined;
+  if (foot) parts.push(rect(foot, base - 6, 6));
   // The band sits on the bar: under the axis it would read as tokens below zero.
-  const top = Math.min(y(level), hasFailed(row) ? base - 6 : base);
+  const top = Math.min(y(level), foot ? base - 6 : base);
   if (row.agent !== 'main') parts.push(rect('band', round(top - 8), 6));
   const classes = ['step', STEP_CLASS[row.agent] ?? 'summariser'];
   if (hasFailed(row)) classes.push('failed');
+  if (wasInterrupted(row)) classes.push('interrupted');
   return `<a class="${classes.join(' ')}" data-n="${row.n}" href="#r${row.n}"><title>\
 ${escapeHtml(stepTitle(row))}</title>${parts.join('')}</a>`;
 }
@@ -1033,6 +1059,7 @@ function legend(options: { lines: boolean; runs: boolean }): string {
     ['sub-agent', 'sent by a sub-agent'],
     ['summariser', 'a compaction summary request'],
     ['failure', 'failed (an error, or no complete reply)'],
+    ['interrupted', 'interrupted (Ctrl+C, or a silent stream given up on)'],
     ['compaction', 'compaction (C2 automatic, C3 asked for)'],
     ['placeholders', 'where tool results start going out as placeholders'],
   ];
@@ -1107,6 +1134,7 @@ function requestLine(row: Row, start: number): string {
   if (!row.isRequest) bits.push(['path', `${row.method} ${row.path}`]);
   if (isModelLookup(row)) bits.push(['what', "the model's context window, looked up at start-up"]);
   if (hasFailed(row)) bits.push(['error', failure(row)]);
+  if (wasInterrupted(row)) bits.push(['interrupted', `interrupted: ${row.error}`]);
   if (row.retriedAs) bits.push(['retry', `retried as #${row.retriedAs}`]);
   const stop = (row.response as { stop_reason?: unknown } | null)?.stop_reason;
   if (row.isRequest && typeof stop === 'string') bits.push(['stop', stop]);
