@@ -4,64 +4,85 @@
  * Exit codes: 0 all pass, 1 a check fails, or the chapter does not compile or has a type error;
  * 2 usage.
  */
-import { existsSync } from 'node:fs';
+import { existsSync, realpathSync } from 'node:fs';
 import { dirname, join, relative } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { loadChecks } from '../tests/helpers/exercises.ts';
 import { BundleError, bundleChapter } from '../tests/helpers/bundle.ts';
-import { chapterCode, chapterFolder, chapters, REPO } from './chapters.ts';
+import { chapterFolder, chapters, REPO } from './chapters.ts';
 import { cleanupTemp } from '../tests/helpers/run-chapter.ts';
 import { typeErrors } from '../tests/helpers/typecheck.ts';
 
-const chapter = process.argv[2];
-const withExercises = chapters().filter((d) => existsSync(join(REPO, d, 'exercises', 'checks.ts')));
-function usage(): never {
-  console.error('Usage: npm run check <chapter>   e.g. npm run check s01');
-  console.error(`Chapters with exercises: ${withExercises.join(', ')}`);
-  process.exit(2);
-}
-if (!chapter) usage();
-if (!chapterFolder(chapter)) {
-  console.error(`There is no chapter "${chapter}".`);
-  usage();
-}
-const code = chapterCode(chapter);
-if (!existsSync(join(dirname(code), 'exercises', 'checks.ts'))) {
-  console.error(`${relative(REPO, dirname(code))} has no exercises.`);
-  usage();
+type Said = { exit: number; out: string; err: string };
+
+/**
+ * What the arguments ask for: the code.ts of a chapter with exercises, or what to print (on
+ * stdout or stderr) and the exit code.
+ */
+export function checkArgs(args: string[]): { code: string } | Said {
+  const withExercises = chapters()
+    .filter((d) => existsSync(join(REPO, d, 'exercises', 'checks.ts')));
+  const usage = 'Usage: npm run check <chapter>   e.g. npm run check s01\n' +
+    `Chapters with exercises: ${withExercises.join(', ')}`;
+  const wrong = (why: string) => ({ exit: 2, out: '', err: `${why}${why && '\n'}${usage}` });
+  if (args.includes('-h') || args.includes('--help')) return { exit: 0, out: usage, err: '' };
+  const [chapter] = args;
+  if (args.length !== 1) return wrong(args.length ? 'One chapter at a time.' : '');
+  if (chapter.startsWith('-')) return wrong(`There is no option ${chapter}.`);
+  const folder = chapterFolder(chapter);
+  if (!folder) return wrong(`There is no chapter "${chapter}".`);
+  if (!withExercises.includes(folder)) return wrong(`${folder} has no exercises.`);
+  return { code: join(REPO, folder, 'code.ts') };
 }
 
-// Compile first: a typo in code.ts should read as a typo (file, line, the code), not as the first
-// check failing in some unrelated way.
-try {
-  await bundleChapter(code);
-} catch (err) {
-  if (!(err instanceof BundleError)) throw err;
-  console.error(`${err.message}\n\nFix this first: no exercise check can run until ${relative(REPO, code)} compiles.`);
-  process.exit(1);
-}
-
-// Then the types: esbuild only strips them, so a string where a number is declared would run, and
-// fail later in some other way.
-const typeProblems = typeErrors(dirname(code));
-if (typeProblems) {
-  const where = relative(REPO, dirname(code));
-  const first = 'Fix this first: no exercise check runs until they are gone.';
-  console.error(`${where} has type errors:\n\n${typeProblems}\n\n${first}`);
-  process.exit(1);
-}
-
-const checks = await loadChecks(code);
-console.log(`Checking the exercises of ${relative(REPO, code)}\n`);
-let passed = 0;
-for (const check of checks) {
-  try {
-    await check.run(code);
-    passed++;
-    console.log(`  ✓ ${check.title}`);
-  } catch (err) {
-    console.log(`  ✗ ${check.title}\n      ${(err as Error).message.split('\n').join('\n      ')}`);
+async function main(): Promise<void> {
+  const asked = checkArgs(process.argv.slice(2));
+  if (!('code' in asked)) {
+    if (asked.out) console.log(asked.out);
+    if (asked.err) console.error(asked.err);
+    process.exit(asked.exit);
   }
+  const { code } = asked;
+
+  // Compile first: a typo in code.ts should read as a typo (file, line, the code), not as the
+  // first check failing in some unrelated way.
+  try {
+    await bundleChapter(code);
+  } catch (err) {
+    if (!(err instanceof BundleError)) throw err;
+    const first = 'Fix this first: no exercise check can run until ' +
+      `${relative(REPO, code)} compiles.`;
+    console.error(`${err.message}\n\n${first}`);
+    process.exit(1);
+  }
+
+  // Then the types: esbuild only strips them, so a string where a number is declared would run,
+  // and fail later in some other way.
+  const typeProblems = typeErrors(dirname(code));
+  if (typeProblems) {
+    const where = relative(REPO, dirname(code));
+    const first = 'Fix this first: no exercise check runs until they are gone.';
+    console.error(`${where} has type errors:\n\n${typeProblems}\n\n${first}`);
+    process.exit(1);
+  }
+
+  const checks = await loadChecks(code);
+  console.log(`Checking the exercises of ${relative(REPO, code)}\n`);
+  let passed = 0;
+  for (const check of checks) {
+    try {
+      await check.run(code);
+      passed++;
+      console.log(`  ✓ ${check.title}`);
+    } catch (err) {
+      const why = (err as Error).message.split('\n').join('\n      ');
+      console.log(`  ✗ ${check.title}\n      ${why}`);
+    }
+  }
+  cleanupTemp();
+  console.log(`\n${passed} passed, ${checks.length - passed} failed`);
+  process.exit(passed === checks.length ? 0 : 1);
 }
-cleanupTemp();
-console.log(`\n${passed} passed, ${checks.length - passed} failed`);
-process.exit(passed === checks.length ? 0 : 1);
+
+const self = fileURLToPath(import.meta.url);
+if (process.argv[1] && realpathSync(process.argv[1]) === self) await main();

@@ -8,6 +8,7 @@ import { cpSync, mkdtempSync, readFileSync, symlinkSync, writeFileSync } from 'n
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { expect, it } from 'vitest';
+import { checkArgs } from '../scripts/check.ts';
 import { REPO } from './helpers/run-chapter.ts';
 
 it('npm run check reports a type error in the chapter (file, line, the code), and runs no check', () => {
@@ -28,4 +29,18 @@ it('npm run check reports a type error in the chapter (file, line, the code), an
   expect(run.stderr, 'where it is, and what is wrong').toContain(`s05_context_compact/code.ts:${line}:7: error TS2322: Type 'string' is not assignable to type 'number'.`);
   expect(run.stderr, 'and the line itself').toContain(`${line} │ const MAX_ROUNDS: number = '30';`);
   expect(run.stdout, 'no exercise check ran').not.toMatch(/passed|failed/);
+});
+
+it('npm run check --help prints the usage and exits 0; a wrong chapter or option, 2', () => {
+  const help = checkArgs(['--help']);
+  expect(help, '--help is not a chapter').toMatchObject({ exit: 0, err: '' });
+  expect('out' in help && help.out, 'the usage, on stdout').toMatch(/^Usage: npm run check </);
+  expect(checkArgs(['-h']), '-h too').toEqual(help);
+  for (const args of [[], ['s99'], ['--fast'], ['s01', 's02']]) {
+    const wrong = checkArgs(args);
+    expect(wrong, `${args.join(' ')}: usage on stderr, exit 2`).toMatchObject({ exit: 2, out: '' });
+    expect('err' in wrong && wrong.err, args.join(' ')).toContain('Usage: npm run check <chapter>');
+  }
+  expect(checkArgs(['s01']), 'a chapter with exercises: its code.ts')
+    .toEqual({ code: join(REPO, 's01_agent_loop', 'code.ts') });
 });
