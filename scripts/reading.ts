@@ -13,7 +13,9 @@
  * word. A `<summary>` line (a fold's title) is on the path. Reading time: 230 words a minute,
  * rounded up. tests/readme-reading.test.ts keeps the figures true and the limits kept.
  */
-import { existsSync, readdirSync, readFileSync, realpathSync, writeFileSync } from 'node:fs';
+import { accessSync, constants as fs, existsSync, readdirSync, readFileSync, realpathSync }
+  from 'node:fs';
+import { statSync, writeFileSync } from 'node:fs';
 import { basename, dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -70,12 +72,29 @@ export function measure(root: string, readme: string): Reading {
   return { readme, path: words, folds: countWords(folds), minutes, pathLimit };
 }
 
-/** Every README a reader meets: the top one, shared/'s, each chapter's; English and Chinese. */
+/**
+ * Every README a reader meets, whether it is there or not: the top one, shared/'s, each
+ * chapter's; English and Chinese.
+ */
 export function readmes(root: string): string[] {
   const chapters = readdirSync(root).filter((d) => /^s\d\d_/.test(d)).sort();
   const folders = ['.', 'shared', ...chapters];
   const names = ['README.md', 'README.zh.md'];
-  return folders.flatMap((f) => names.map((n) => join(f, n))).filter((p) => existsSync(join(root, p)));
+  return folders.flatMap((f) => names.map((n) => join(f, n)));
+}
+
+/** Why `readme` cannot be measured, in a few words; undefined if it can be. */
+function unreadable(root: string, readme: string): string | undefined {
+  const info = statSync(join(root, readme), { throwIfNoEntry: false });
+  if (!info) return 'missing';
+  if (info.isDirectory()) return 'a directory, not a file';
+  if (!info.isFile()) return 'not a regular file';
+  try {
+    accessSync(join(root, readme), fs.R_OK);
+  } catch (err) {
+    return `cannot be read (${(err as NodeJS.ErrnoException).code})`;
+  }
+  return undefined;
 }
 
 /** What is over a limit, in words a reader can act on. */
@@ -110,38 +129,68 @@ export function withReadingTimes(root: string, readme: string, text: string): st
     });
 }
 
-function write(root: string): void {
+/** The READMEs whose reading times are out of date, written again; what it wrote. */
+function write(root: string): string[] {
+  const wrote: string[] = [];
   for (const readme of readmes(root)) {
     const file = join(root, readme);
     const text = readFileSync(file, 'utf8');
     const next = withReadingTimes(root, readme, text);
     if (next !== text) {
       writeFileSync(file, next);
-      console.error(`Wrote the reading times into ${readme}.`);
+      wrote.push(`Wrote the reading times into ${readme}.`);
     }
   }
+  return wrote;
+}
+
+export interface Outcome {
+  code: number; // 0 done; 1 a README missing or unreadable, or (--check) over a limit; 2 usage
+  stdout: string;
+  stderr: string;
+}
+
+/** The command, as a function of its arguments and the repo's folder. */
+export function reading(args: string[], root: string): Outcome {
+  const unknown = args.find((a) => a !== '--check' && a !== '--write');
+  if (unknown) {
+    const stderr = `Unknown argument: ${unknown}\nUsage: npm run reading [-- --check | --write]`;
+    return { code: 2, stdout: '', stderr };
+  }
+  // A README that is not there, or not a file, is named in one line; the others are measured.
+  const missing = readmes(root).flatMap((readme) => {
+    const why = unreadable(root, readme);
+    return why ? [`${readme}: ${why}`] : [];
+  });
+  const notes: string[] = [];
+  // Not with one missing: a chapter row of the top README would need it.
+  if (args.includes('--write') && missing.length === 0) notes.push(...write(root));
+  const readable = readmes(root).filter((readme) => !unreadable(root, readme));
+  const figures = readable.map((readme) => measure(root, readme));
+  const table = [
+    '| README | Path (words) | Folds (words) | Reading the path |',
+    '| :-- | --: | --: | --: |',
+    ...figures.map((r) => `| ${r.readme} | ${r.path} | ${r.folds} | ${r.minutes} min |`),
+  ];
+  const problems = args.includes('--check') ? figures.flatMap(overLimits) : [];
+  const list = (lines: string[]) => lines.map((line) => `  ${line}`).join('\n');
+  if (missing.length) {
+    const how = args.includes('--write') ? ' (nothing written)' : '';
+    notes.push(`\n${missing.length} README(s) missing or unreadable${how}:\n${list(missing)}`);
+  }
+  if (problems.length) notes.push(`\n${problems.length} limit(s) broken:\n${list(problems)}`);
+  else if (args.includes('--check') && !missing.length) {
+    notes.push('\nEvery README is within its limits.');
+  }
+  const code = missing.length || problems.length ? 1 : 0;
+  return { code, stdout: table.join('\n'), stderr: notes.join('\n') };
 }
 
 function main() {
-  const args = process.argv.slice(2);
-  const unknown = args.find((a) => a !== '--check' && a !== '--write');
-  if (unknown) {
-    console.error(`Unknown argument: ${unknown}\nUsage: npm run reading [-- --check | --write]`);
-    process.exit(2);
-  }
-  if (args.includes('--write')) write(ROOT);
-  const figures = readmes(ROOT).map((readme) => measure(ROOT, readme));
-  console.log('| README | Path (words) | Folds (words) | Reading the path |');
-  console.log('| :-- | --: | --: | --: |');
-  for (const r of figures) console.log(`| ${r.readme} | ${r.path} | ${r.folds} | ${r.minutes} min |`);
-  if (!args.includes('--check')) return;
-  const problems = figures.flatMap(overLimits);
-  if (problems.length === 0) {
-    console.error('\nEvery README is within its limits.');
-    return;
-  }
-  console.error(`\n${problems.length} limit(s) broken:\n${problems.map((p) => `  ${p}`).join('\n')}`);
-  process.exit(1);
+  const outcome = reading(process.argv.slice(2), ROOT);
+  if (outcome.stdout) console.log(outcome.stdout);
+  if (outcome.stderr) console.error(outcome.stderr);
+  process.exitCode = outcome.code;
 }
 
 // Run only as a script: tests import the functions.

@@ -3,10 +3,13 @@
  * `npm run reading` measures (scripts/reading.ts): a chapter's path at most 2,500 words (s01's
  * 2,000, the top README's 1,500), and any README, folds included, at most 8,000.
  */
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { countWords, measure, overLimits, readmes, splitPath, TIME_LINE, withReadingTimes } from '../scripts/reading.ts';
+import { countWords, measure, overLimits, reading, readmes, splitPath, TIME_LINE }
+  from '../scripts/reading.ts';
+import { withReadingTimes } from '../scripts/reading.ts';
 import { REPO, chapters } from './helpers/run-chapter.ts';
 
 describe('how npm run reading counts', () => {
@@ -52,4 +55,32 @@ it('the top README’s table shows every chapter’s reading time', () => {
       expect(text, `${name}: a row for ${chapter} that ends with its reading time`).toMatch(row);
     }
   }
+});
+
+describe('npm run reading when a README is missing or is not a file', () => {
+  // A copy of the layout, made small: the top README, shared/'s and one chapter's, in English and
+  // Chinese; the chapter's English one a folder, its Chinese one deleted.
+  const root = mkdtempSync(join(tmpdir(), 'lah-reading-'));
+  for (const readme of ['README.md', 'README.zh.md', 'shared/README.md', 'shared/README.zh.md']) {
+    mkdirSync(join(root, dirname(readme)), { recursive: true });
+    writeFileSync(join(root, readme), 'A short README.\n');
+  }
+  mkdirSync(join(root, 's01_loop', 'README.md'), { recursive: true });
+
+  it('expects every chapter’s README in both languages, the top ones and shared/’s', () => {
+    expect(readmes(root)).toEqual(['README.md', 'README.zh.md', 'shared/README.md',
+      'shared/README.zh.md', 's01_loop/README.md', 's01_loop/README.zh.md']);
+  });
+
+  it('names each in one line, no stack trace, exit 1; --check and --write too', () => {
+    for (const args of [[], ['--check'], ['--write']]) {
+      const run = reading(args, root);
+      expect(run.code, `${args}: ${run.stderr}`).toBe(1);
+      expect(run.stderr).not.toMatch(/EISDIR|\n\s+at /);
+      expect(run.stderr).toContain('s01_loop/README.md: a directory, not a file');
+      expect(run.stderr).toContain('s01_loop/README.zh.md: missing');
+      expect(run.stdout, 'the others are measured').toContain('| shared/README.zh.md | 3 | 0 |');
+    }
+    expect(reading(['--check'], REPO).code, 'the repo itself passes').toBe(0);
+  });
 });
