@@ -10,6 +10,7 @@
  *   chapters()            ['s01_agent_loop', 's02_tools', …]
  *   chapterFolder('s02')  's02_tools' (or undefined: there is no such chapter)
  *   chapterCode('s02')    '<repo>/s02_tools/code.ts' (or it throws)
+ *   chapterFlags('s04_session')  { prompt: { type: 'string', short: 'p' }, continue: …, … }
  */
 import { existsSync, readdirSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
@@ -36,4 +37,26 @@ export function chapterCode(chapter: string): string {
     throw new Error(`No chapter folder with a code.ts matches "${chapter}" (there are: ${there})`);
   }
   return join(REPO, dir, 'code.ts');
+}
+
+type Flag = { type: 'string' | 'boolean'; short?: string };
+
+/**
+ * The flags a chapter takes: the `flags` its code.ts gives parseFlags (shared/cli.ts), plus -h and
+ * --trace, which every chapter has. `npm run demo` passes these on, and refuses any other with its
+ * own usage. -p from s01; the session flags from s04; --show-prompt from s06 (a test compares this
+ * with each code.ts).
+ */
+export function chapterFlags(folder: string): Record<string, Flag> {
+  const number = Number(folder.slice(1, 3));
+  const flags: Record<string, Flag> = {
+    prompt: { type: 'string', short: 'p' },
+  };
+  if (number >= 4) {
+    flags.continue = { type: 'boolean', short: 'c' };
+    flags.resume = { type: 'string', short: 'r' };
+    flags.sessions = { type: 'boolean' };
+  }
+  if (number >= 6) flags['show-prompt'] = { type: 'boolean' };
+  return { ...flags, help: { type: 'boolean', short: 'h' }, trace: { type: 'string' } };
 }

@@ -15,7 +15,7 @@ import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { copyDemo, DEMO, DEMO_ENV, edit, FIX, nodeTest, varyDemo } from './helpers/demo.ts';
+import { copyDemo, DEMO, DEMO_ENV, demoCopy, edit, FIX, nodeTest, varyDemo } from './helpers/demo.ts';
 import { REPO, runChapter, runRepl, type RunResult } from './helpers/run-chapter.ts';
 
 // A run is ten replies or so, and the sample project's tests twice: a few seconds of CPU each. On a
@@ -212,7 +212,7 @@ describe.concurrent('the offline demo model on the sample project', () => {
           done({ status: error ? (typeof error.code === 'number' ? error.code : null) : 0, stdout, stderr }),
         );
       });
-    const copy = join(tmp, 'lah-demo-s04');
+    const copy = demoCopy(tmp, 's04'); // ~/.learn-agent-harness/demo/lah-demo-s04: the reader's alone
     const first = await demo('-p', 'run echo changed > CHANGELOG.md');
     expect(first.status, first.stderr).toBe(0);
     expect(first.stderr).toContain(`[demo: working in ${copy}, a fresh copy of demo/; npm run demo s04 -- --fresh starts over]`);

@@ -5,11 +5,12 @@
  *   const run = await runChapter('s02', { offline: true, setup: copyDemo, env: DEMO_ENV, args: […] });
  *   nodeTest(run.workspace) → { pass: 52, fail: 0, output }
  */
-import { spawnSync } from 'node:child_process';
+import { execFile, spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { cpSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { cpSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import { REPO } from '../../scripts/chapters.ts';
+import { BUNDLE_DIR } from './bundle.ts';
 
 export const DEMO = join(REPO, 'demo');
 
@@ -17,6 +18,38 @@ export const DEMO = join(REPO, 'demo');
 export const DEMO_ENV = { OFFLINE_PACE_MS: '0' };
 
 export const FIX = 'fix the failing test';
+
+/** Where `npm run demo <chapter>` keeps its copy of demo/, in a HOME: its only home. */
+export const demoCopy = (home: string, chapter: string) =>
+  join(home, '.learn-agent-harness', 'demo', `lah-demo-${chapter}`);
+
+export interface DemoRun {
+  status: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+// tsx keeps its compile cache in TMPDIR: one that lasts between runs starts the launcher sooner
+// (the folder runChapter gives `viaTsx` runs). The demo's copy never goes there: see demoCopy.
+export const TSX_TMPDIR = join(dirname(BUNDLE_DIR), 'lah-tsx');
+
+/**
+ * `npm run demo <args…>` as a reader runs it: scripts/demo.ts under the tsx CLI, from the repo,
+ * with this environment and nothing else (PATH and NO_COLOR are added). Not spawnSync: the tests
+ * beside it go on meanwhile. A run still going after 60 s is killed (status null).
+ */
+export function runDemo(args: string[], env: Record<string, string>): Promise<DemoRun> {
+  mkdirSync(TSX_TMPDIR, { recursive: true });
+  const tsx = join(REPO, 'node_modules/.bin/tsx');
+  const all = { PATH: process.env.PATH!, NO_COLOR: '1', TMPDIR: TSX_TMPDIR, ...env };
+  const options = { cwd: REPO, env: all, timeout: 60_000, killSignal: 'SIGKILL' as const };
+  return new Promise((done) => {
+    execFile(tsx, ['scripts/demo.ts', ...args], options, (error, stdout, stderr) => {
+      const status = error ? (typeof error.code === 'number' ? error.code : null) : 0;
+      done({ status, stdout, stderr });
+    });
+  });
+}
 
 /** Copy demo/ into a workspace (runChapter's `setup`). */
 export function copyDemo(workspace: string): void {

@@ -1,0 +1,267 @@
+/**
+ * `npm run demo` on a machine shared with someone hostile (issue 32): the copy of demo/ it works in
+ * must be the reader's alone. A link, a file, a folder of another user or one others can write to,
+ * at the copy's path or on the way to it, is refused in one line; --fresh replaces what is the
+ * reader's and nothing else; a .env planted in the copy is never read; parallel runs and a run
+ * still using the copy do not trip each other; and its own flags and npm's are read right.
+ *
+ * Each run is scripts/demo.ts under tsx, as `npm run demo` runs it (runDemo in helpers/demo.ts),
+ * with HOME a temporary folder. A refusal stops before the chapter loads (~0.35 CPU-s); a run that
+ * gets as far as the chapter uses -h where it can (~1 CPU-s). The tests that need a second user
+ * run only as root, which can give a folder to uid 65534; they say so when they skip.
+ */
+import { chmodSync, chownSync, cpSync, existsSync, lstatSync, mkdirSync, mkdtempSync } from 'node:fs';
+import { readdirSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { dirname, join, relative } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { chapterFlags, chapters, REPO } from '../scripts/chapters.ts';
+import { DEMO, demoCopy, runDemo, type DemoRun } from './helpers/demo.ts';
+
+const AS_ROOT = process.getuid?.() === 0;
+const NOT_ROOT = 'needs root, to give a folder to another user (uid 65534): skipped';
+if (!AS_ROOT) console.log(`demo-hostile: the tests that ${NOT_ROOT}`);
+
+const made: string[] = [];
+afterAll(() => {
+  for (const dir of made) rmSync(dir, { recursive: true, force: true });
+});
+
+/** A new HOME; with `parents`, its ~/.learn-agent-harness/demo made as the demo makes it (0700). */
+function newHome(parents = true): string {
+  const home = mkdtempSync(join(tmpdir(), 'lah-demo-hostile-'));
+  made.push(home);
+  if (parents) mkdirSync(dirname(demoCopy(home, 's01')), { recursive: true, mode: 0o700 });
+  return home;
+}
+
+/** A run that refused: exit 2, one line on stderr, no stack trace. */
+function expectRefused(run: DemoRun, reason: RegExp) {
+  const where = `\n--- stderr ---\n${run.stderr}`;
+  expect(run.status, `exit 2${where}`).toBe(2);
+  expect(run.stderr.trimEnd().split('\n'), `one line${where}`).toHaveLength(1);
+  expect(run.stderr).toMatch(reason);
+}
+
+/** A run that went on to the chapter, in this copy, made anew or not. */
+function expectWorkedIn(run: DemoRun, copy: string, how: 'a fresh copy of demo/' | 'the copy from before') {
+  expect(run.status, run.stderr).toBe(0);
+  expect(run.stderr).toContain(`[demo: working in ${copy}, ${how};`);
+  expect(run.stderr).not.toMatch(/^\s+at /m);
+}
+
+const listing = (dir: string): string[] =>
+  readdirSync(dir, { recursive: true, encoding: 'utf8' }).sort();
+
+describe.concurrent('npm run demo on a shared machine', () => {
+  it('a link, a file or a dangling link at the copy path: refused in one line; --fresh replaces them, never following the link', async () => {
+    const home = newHome();
+    const elsewhere = join(home, 'elsewhere');
+    cpSync(DEMO, elsewhere, { recursive: true });
+    symlinkSync(elsewhere, demoCopy(home, 's01'));
+    writeFileSync(demoCopy(home, 's02'), 'not a folder\n');
+    symlinkSync(join(home, 'nowhere'), demoCopy(home, 's03'));
+    const env = { HOME: home };
+    const [link, file, dangling] = await Promise.all(
+      ['s01', 's02', 's03'].map((chapter) => runDemo([chapter, '-h'], env)),
+    );
+    expectRefused(link, /lah-demo-s01 is a symbolic link.*--fresh/);
+    expectRefused(file, /lah-demo-s02 is not a folder.*--fresh/);
+    expectRefused(dangling, /lah-demo-s03 is a symbolic link.*--fresh/);
+
+    const fresh = await Promise.all(
+      ['s01', 's02', 's03'].map((chapter) => runDemo([chapter, '--fresh', '-h'], env)),
+    );
+    for (const [i, chapter] of ['s01', 's02', 's03'].entries()) {
+      expectWorkedIn(fresh[i], demoCopy(home, chapter), 'a fresh copy of demo/');
+      expect(lstatSync(demoCopy(home, chapter)).isDirectory()).toBe(true);
+    }
+    expect(listing(elsewhere), 'the link was removed, not what it pointed to').toEqual(listing(DEMO));
+  });
+
+  it('a copy others can write to, or another user’s: refused; --fresh leaves another’s alone', async () => {
+    const home = newHome();
+    cpSync(DEMO, demoCopy(home, 's01'), { recursive: true });
+    chmodSync(demoCopy(home, 's01'), 0o777);
+    const open = await runDemo(['s01', '-h'], { HOME: home });
+    expectRefused(open, /lah-demo-s01 can be written by others \(mode 777\).*--fresh/);
+    if (!AS_ROOT) return console.log(`another user's copy: ${NOT_ROOT}`);
+
+    const theirs = demoCopy(home, 's02');
+    cpSync(DEMO, theirs, { recursive: true });
+    chownSync(theirs, 65534, 65534);
+    const runs = await Promise.all([
+      runDemo(['s02', '-h'], { HOME: home }),
+      runDemo(['s02', '--fresh', '-h'], { HOME: home }),
+    ]);
+    for (const run of runs) expectRefused(run, /lah-demo-s02 belongs to uid 65534, not to you/);
+    expect(statSync(theirs).uid, '--fresh did not touch it').toBe(65534);
+    expect(listing(theirs)).toEqual(listing(DEMO));
+  });
+
+  it('a folder on the way to the copy that is a link, another user’s, or open to others: refused', async () => {
+    const linked = newHome(false);
+    mkdirSync(join(linked, 'elsewhere'));
+    mkdirSync(join(linked, '.learn-agent-harness'), { mode: 0o700 });
+    symlinkSync(join(linked, 'elsewhere'), join(linked, '.learn-agent-harness', 'demo'));
+    const open = newHome(false);
+    mkdirSync(join(open, '.learn-agent-harness'));
+    chmodSync(join(open, '.learn-agent-harness'), 0o777);
+    const theirs = newHome(false);
+    mkdirSync(join(theirs, '.learn-agent-harness'), { mode: 0o700 });
+    if (AS_ROOT) chownSync(join(theirs, '.learn-agent-harness'), 65534, 65534);
+
+    const runs = await Promise.all(
+      [linked, open, ...(AS_ROOT ? [theirs] : [])].map((home) => runDemo(['s01', '-h'], { HOME: home })),
+    );
+    expectRefused(runs[0], /\.learn-agent-harness\/demo is a symbolic link/);
+    expect(readdirSync(join(linked, 'elsewhere')), 'nothing was copied through the link').toEqual([]);
+    expectRefused(runs[1], /\.learn-agent-harness can be written by others \(mode 777\)/);
+    if (AS_ROOT) expectRefused(runs[2], /\.learn-agent-harness belongs to uid 65534, not to you/);
+    else console.log(`another user's folder on the way: ${NOT_ROOT}`);
+  });
+
+  it.skipIf(!AS_ROOT)('another user’s lah-demo-s01 in a shared TMPDIR is not the reader’s copy', async () => {
+    const shared = newHome(false);
+    chmodSync(shared, 0o1777);
+    const planted = join(shared, 'lah-demo-s01');
+    cpSync(DEMO, planted, { recursive: true });
+    writeFileSync(join(planted, '.env'), 'BASH_ENV=/nonexistent\n');
+    chownSync(planted, 65534, 65534);
+    const home = newHome(false);
+    const run = await runDemo(['s01', '-h'], { HOME: home, TMPDIR: shared });
+    expectWorkedIn(run, demoCopy(home, 's01'), 'a fresh copy of demo/');
+    expect(statSync(demoCopy(home, 's01')).uid).toBe(0);
+  });
+
+  it('a .env planted in the copy is not read: no key or URL of its own, no BASH_ENV', async () => {
+    const home = newHome();
+    const requests: string[] = [];
+    const listener = createServer((req, res) => {
+      requests.push(`${req.method} ${req.url} ${req.headers['x-api-key'] ?? ''}`);
+      res.writeHead(401, { 'content-type': 'application/json' });
+      res.end('{"type":"error","error":{"type":"authentication_error","message":"planted"}}');
+    });
+    await new Promise<void>((done) => listener.listen(0, '127.0.0.1', done));
+    try {
+      const port = (listener.address() as AddressInfo).port;
+      const copy = demoCopy(home, 's01');
+      cpSync(DEMO, copy, { recursive: true });
+      writeFileSync(join(home, 'bash-env.sh'), `touch ${join(home, 'BASH_ENV-ran')}\n`);
+      const planted = [
+        `ANTHROPIC_BASE_URL=http://127.0.0.1:${port}`,
+        'ANTHROPIC_API_KEY=sk-ant-planted',
+        `BASH_ENV=${join(home, 'bash-env.sh')}`,
+      ];
+      writeFileSync(join(copy, '.env'), `${planted.join('\n')}\n`);
+      // No key of the reader's: the chapter talks to the offline model, and runs `true` with bash.
+      const run = await runDemo(['s01', '-p', 'run true'], { HOME: home, OFFLINE_PACE_MS: '0' });
+      expectWorkedIn(run, copy, 'the copy from before');
+      expect(run.stderr, 'the offline model answered').toMatch(/\$ true/);
+      expect(requests, 'nothing was sent to the planted URL').toEqual([]);
+      expect(existsSync(join(home, 'BASH_ENV-ran')), 'the planted BASH_ENV did not run').toBe(false);
+    } finally {
+      listener.close();
+    }
+  });
+
+  it('four --fresh runs at once: each starts over or says the copy is in use; none crashes', async () => {
+    const home = newHome();
+    const copy = demoCopy(home, 's01');
+    cpSync(DEMO, copy, { recursive: true });
+    writeFileSync(join(copy, 'from-before.txt'), 'old\n');
+    const runs = await Promise.all([1, 2, 3, 4].map(() => runDemo(['s01', '--fresh', '-h'], { HOME: home })));
+    for (const run of runs) {
+      if (run.status === 0) expectWorkedIn(run, copy, 'a fresh copy of demo/');
+      else expectRefused(run, /lah-demo-s01 is in use by pid \d+ \(npm run demo s01, or a chapter run there\)/);
+    }
+    expect(runs.filter((run) => run.status === 0).length).toBeGreaterThan(0);
+    expect(listing(copy), 'one whole fresh copy').toEqual(listing(DEMO));
+    expect(readdirSync(dirname(copy)), 'and nothing left beside it').toEqual(['lah-demo-s01']);
+  });
+
+  it('--fresh while a chapter still works in the copy: refused, and its session stays whole', async () => {
+    const home = newHome();
+    const copy = demoCopy(home, 's04');
+    const go = join(home, 'go');
+    // The chapter's command says it started, then waits for the test to let it finish.
+    const wait = `run touch ${join(home, 'started')}; while [ ! -e ${go} ]; do sleep 0.1; done`;
+    const first = runDemo(['s04', '-p', wait], { HOME: home, OFFLINE_PACE_MS: '0' });
+    try {
+      for (let tries = 0; !existsSync(join(home, 'started')) && tries < 600; tries++) {
+        await new Promise((done) => setTimeout(done, 50));
+      }
+      const fresh = await runDemo(['s04', '--fresh', '-h'], { HOME: home });
+      expectRefused(fresh, /lah-demo-s04 is in use by pid \d+ \(npm run demo s04, .*leave that first\./);
+    } finally {
+      writeFileSync(go, '');
+    }
+    const done = await first;
+    expectWorkedIn(done, copy, 'a fresh copy of demo/');
+    const sessions = join(home, '.learn-agent-harness', 'sessions');
+    const [folder] = readdirSync(sessions);
+    const [file] = readdirSync(join(sessions, folder)).filter((name) => name.endsWith('.jsonl'));
+    const first_line = readFileSync(join(sessions, folder, file), 'utf8').split('\n')[0];
+    expect(JSON.parse(first_line).type, 'the session file starts with its header').toBe('session');
+  });
+
+  it('npm run demo s01 --fresh (no --): npm keeps --fresh as npm_config_fresh, and it is honoured', async () => {
+    const home = newHome();
+    const copy = demoCopy(home, 's01');
+    cpSync(DEMO, copy, { recursive: true });
+    writeFileSync(join(copy, 'from-before.txt'), 'old\n');
+    const run = await runDemo(['s01', '-h'], { HOME: home, npm_config_fresh: 'true' });
+    expectWorkedIn(run, copy, 'a fresh copy of demo/');
+    expect(existsSync(join(copy, 'from-before.txt'))).toBe(false);
+    // The tests' TMPDIR is inside the repo (tsx's cache, helpers/demo.ts): the copy never is.
+    expect(relative(REPO, copy)).toMatch(/^\.\./);
+  });
+
+  it('a flag the chapter does not take, or a word outside a flag: the demo’s usage, exit 2', async () => {
+    const home = newHome();
+    const runs = await Promise.all(
+      [['s01', '--bogus'], ['s01', '-c'], ['s01', 'fix']].map((args) => runDemo(args, { HOME: home })),
+    );
+    for (const run of runs) {
+      expect(run.status, run.stderr).toBe(2);
+      expect(run.stderr).toContain('Usage: npm run demo <chapter>');
+      expect(run.stderr, 'not the chapter’s usage').not.toContain('npx tsx');
+    }
+    expect(runs[0].stderr).toMatch(/^s01 has no flag --bogus\./);
+    expect(runs[1].stderr).toMatch(/^s01 has no flag -c\./);
+    expect(runs[2].stderr).toMatch(/^Unexpected "fix": .*npm run demo s01 -- -p "fix the failing test"/);
+    expect(existsSync(demoCopy(home, 's01')), 'no copy was made for a wrong command').toBe(false);
+  });
+
+  it('a HOME that cannot hold the copy: a new private folder in TMPDIR, said so; never in the repo', async () => {
+    const tmp = newHome(false);
+    const notAFolder = join(tmp, 'home-is-a-file');
+    writeFileSync(notAFolder, '');
+    const [run, inRepo] = await Promise.all([
+      runDemo(['s01', '-h'], { HOME: notAFolder, TMPDIR: tmp }),
+      runDemo(['s01', '-h'], { HOME: notAFolder }), // TMPDIR: tsx's cache, inside the repo
+    ]);
+    expect(run.status, run.stderr).toBe(0);
+    const copy = /\[demo: working in (\S+), a fresh copy of demo\/ \(not kept: /.exec(run.stderr)?.[1];
+    expect(copy, run.stderr).toMatch(new RegExp(`^${tmp}/lah-demo-\\w+/lah-demo-s01$`));
+    expect(statSync(dirname(copy!)).mode & 0o777, 'a folder of the reader’s alone').toBe(0o700);
+    expectRefused(inRepo, /is inside the repo/);
+  });
+});
+
+it('the flags npm run demo passes on are each chapter’s own (the `flags` its code.ts gives parseFlags)', () => {
+  for (const folder of chapters()) {
+    const code = readFileSync(join(REPO, folder, 'code.ts'), 'utf8');
+    const block = /const flags = \{\n([\s\S]*?)\n\s*\} as const;/.exec(code)?.[1] ?? '';
+    const own = [...block.matchAll(/^\s*'?([\w-]+)'?: \{ type: '(\w+)'(?:, short: '(\w)')? \}/gm)];
+    const expected = Object.fromEntries(own.map(([, name, type, short]) => [name, short ? { type, short } : { type }]));
+    expect(own.length, folder).toBeGreaterThan(0);
+    expect(chapterFlags(folder), folder).toEqual({
+      ...expected,
+      help: { type: 'boolean', short: 'h' },
+      trace: { type: 'string' },
+    });
+  }
+});
