@@ -19,7 +19,7 @@ import { chmodSync, cpSync, lstatSync, mkdirSync, mkdtempSync, readdirSync } fro
 import { readFileSync, realpathSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import type { Stats } from 'node:fs';
 import { homedir, tmpdir } from 'node:os';
-import { basename, dirname, join, relative, resolve } from 'node:path';
+import { basename, dirname, isAbsolute, join, relative, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import { DIM, paint } from '../shared/terminal.ts';
@@ -67,9 +67,9 @@ const parsed = (() => {
     usage(`Unexpected "${what}": the chapter's flags go after --, e.g. ${example}`);
   }
 })();
-const freshAt = new Set(
-  (parsed.tokens ?? []).flatMap((t) => (t.kind === 'option' && t.name === 'fresh' ? [t.index] : [])),
-);
+const tokens = parsed.tokens ?? [];
+const freshFlags = tokens.filter((t) => t.kind === 'option' && t.name === 'fresh');
+const freshAt = new Set(freshFlags.map((t) => t.index));
 const args = rest.filter((_, i) => !freshAt.has(i)); // the chapter's, as given
 // `npm run demo s01 --fresh`, without --, gives npm the flag: it keeps it as npm_config_fresh.
 const npmFresh = process.env.npm_config_fresh;
@@ -94,6 +94,7 @@ function distrust(path: string, st: Stats, writable = 0o022): string | undefined
 }
 
 const code = (err: unknown) => (err as NodeJS.ErrnoException).code ?? String(err);
+const isInside = (folder: string, path: string) => !relative(folder, path).startsWith('..');
 
 /**
  * ~/.learn-agent-harness/demo, made yours alone (0700), with nothing on the way that is not yours;
@@ -102,12 +103,7 @@ const code = (err: unknown) => (err as NodeJS.ErrnoException).code ?? String(err
  */
 function demoFolder(): { at: string; why?: string } {
   const home = homedir();
-  let st: Stats | undefined;
-  try {
-    st = statSync(home); // the home itself may be a link (/home → /usr/home): followed
-  } catch {}
-  // Your home may be writable by your group (a group of your own, on some systems); not by others.
-  const problem = st ? distrust(home, st, 0o002) : `your home folder (${home}) is not there`;
+  const problem = homeProblem(home);
   if (problem) return privateFolder(problem);
   let at = home;
   for (const name of ['.learn-agent-harness', 'demo']) {
@@ -123,10 +119,24 @@ function demoFolder(): { at: string; why?: string } {
   return { at };
 }
 
+/** Why your home cannot hold the demo's folder, or undefined. */
+function homeProblem(home: string): string | undefined {
+  if (!isAbsolute(home)) return `HOME (${home}) is not an absolute path`;
+  let st: Stats;
+  try {
+    st = statSync(home); // followed: the home may be a link (/home → /usr/home)
+  } catch {
+    return `your home folder (${home}) is not there`;
+  }
+  if (isInside(REPO, home)) return `${home} is in the repo`;
+  // It may be writable by your group (a group of your own, on some systems); not by others.
+  return distrust(home, st, 0o002);
+}
+
 function privateFolder(why: string): { at: string; why: string } {
   const base = resolve(tmpdir());
-  const inRepo = !relative(REPO, base).startsWith('..');
-  if (inRepo) refuse(`${why}, and TMPDIR (${base}) is inside the repo: no place for the copy.`);
+  const where = `TMPDIR (${base})`;
+  if (isInside(REPO, base)) refuse(`${why}, and ${where} is inside the repo: no place for a copy.`);
   try {
     return { at: mkdtempSync(join(base, 'lah-demo-')), why }; // mkdtemp makes it 0700
   } catch (err) {
@@ -238,6 +248,7 @@ function startOver(): void {
   if (st?.isDirectory()) {
     // Out of the way first, in one step: no run ever sees half a copy at the copy's path.
     const old = `${copy}.old-${process.pid}`;
+    rmSync(old, { recursive: true, force: true }); // left by a killed run with our pid
     renameSync(copy, old);
     rmSync(old, { recursive: true, force: true });
   } else if (st) rmSync(copy); // a file or a link of yours: the link itself, not what it names
@@ -267,11 +278,11 @@ function takeCopy(): boolean {
   return true;
 }
 
-let made: boolean;
-try {
-  if (place.why) made = takeCopy(); // a private folder of this run's own: nothing to share
-  else {
-    made = withLock(() => {
+/** The copy, made or checked under the lock, and this run marked as using it; then go in. */
+function enterCopy(): boolean {
+  try {
+    // A private folder of this run's own has nothing to share: no lock, no mark.
+    const made = place.why ? takeCopy() : withLock(() => {
       if (fresh) startOver();
       const isNew = takeCopy();
       const mark = join(place.at, `${name}.used-by-${process.pid}`);
@@ -279,11 +290,14 @@ try {
       process.on('exit', () => rmSync(mark, { force: true }));
       return isNew;
     });
+    process.chdir(copy);
+    return made;
+  } catch (err) {
+    refuse(`The demo's copy of demo/ could not be made in ${place.at}: ${(err as Error).message}`);
   }
-  process.chdir(copy);
-} catch (err) {
-  refuse(`The demo's copy of demo/ could not be made in ${place.at}: ${(err as Error).message}`);
 }
+
+const made = enterCopy();
 const how = made ? 'a fresh copy of demo/' : 'the copy from before';
 const again = `; npm run demo ${short} -- --fresh starts over`;
 const note = place.why ? ` (not kept: ${place.why})` : again;

@@ -239,15 +239,18 @@ describe.concurrent('npm run demo on a shared machine', () => {
     const tmp = newHome(false);
     const notAFolder = join(tmp, 'home-is-a-file');
     writeFileSync(notAFolder, '');
-    const [run, inRepo] = await Promise.all([
+    const [run, inRepo, relativeHome] = await Promise.all([
       runDemo(['s01', '-h'], { HOME: notAFolder, TMPDIR: tmp }),
       runDemo(['s01', '-h'], { HOME: notAFolder }), // TMPDIR: tsx's cache, inside the repo
+      runDemo(['s01', '-h'], { HOME: '.' }), // the repo, where the launcher runs
     ]);
     expect(run.status, run.stderr).toBe(0);
     const copy = /\[demo: working in (\S+), a fresh copy of demo\/ \(not kept: /.exec(run.stderr)?.[1];
     expect(copy, run.stderr).toMatch(new RegExp(`^${tmp}/lah-demo-\\w+/lah-demo-s01$`));
     expect(statSync(dirname(copy!)).mode & 0o777, 'a folder of the reader’s alone').toBe(0o700);
-    expectRefused(inRepo, /is inside the repo/);
+    expectRefused(inRepo, /is not a folder, and TMPDIR \(.*\) is inside the repo/);
+    expectRefused(relativeHome, /HOME \(\.\) is not an absolute path, and TMPDIR .* is inside the repo/);
+    expect(existsSync(join(REPO, '.learn-agent-harness')), 'nothing made in the repo').toBe(false);
   });
 });
 
