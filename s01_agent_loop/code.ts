@@ -85,7 +85,7 @@ async function streamReply(params: MessageCreateParams): Promise<Message> {
   return finalMessage(stream); // gives up if the stream stalls (shared/stream.ts)
 }
 
-export async function agentLoop(messages: MessageParam[]): Promise<void> {
+export async function agentLoop(messages: MessageParam[]): Promise<string> {
   forgetThinking(messages); // the turns before this one: their thinking goes (thinking.ts)
   for (let round = 1; round <= MAX_ROUNDS; round++) {
     const params = { model: MODEL, max_tokens: MAX_TOKENS, system: SYSTEM, tools: TOOLS, messages };
@@ -108,7 +108,7 @@ export async function agentLoop(messages: MessageParam[]): Promise<void> {
     if (calls.length === 0) {
       const note = STOP_NOTES[reply.stop_reason ?? ''];
       if (note) console.error(note);
-      return;
+      return reply.stop_reason ?? 'end_turn';
     }
 
     // Run every tool call, in order, and answer them all in ONE user message.
@@ -116,17 +116,15 @@ export async function agentLoop(messages: MessageParam[]): Promise<void> {
     const results: ToolResultBlockParam[] = [];
     for (const call of calls) {
       const { command } = call.input as { command?: unknown };
-      if (typeof command !== 'string') {
-        const error = 'Error: bash needs a "command" string';
-        results.push({ type: 'tool_result', tool_use_id: call.id, content: error, is_error: true });
-        continue;
-      }
-      console.error(paint(YELLOW, `$ ${command}`));
-      results.push({ type: 'tool_result', tool_use_id: call.id, content: await runBash(command) });
+      const ok = typeof command === 'string'; // if not, the model gets an is_error result
+      if (ok) console.error(paint(YELLOW, `$ ${command}`));
+      const content = ok ? await runBash(command) : 'Error: bash needs a "command" string';
+      results.push({ type: 'tool_result', tool_use_id: call.id, content, is_error: !ok });
     }
     messages.push({ role: 'user', content: results });
   }
   console.error(`(stopped after ${MAX_ROUNDS} rounds without a final answer)`);
+  return 'max_rounds';
 }
 
 // ── The CLI ─────────────────────────────────────────────────────────────────────────────────
@@ -134,12 +132,11 @@ const USAGE = `Usage: npx tsx s01_agent_loop/code.ts [options]
   (no options)         a REPL: type a prompt and press Enter
   -p, --prompt <text>  run one prompt to completion, print the answer, and exit
   -h, --help           show this help
-Exit codes: 0 done, 1 the API failed, 2 wrong usage.`;
+Exit codes: 0 done, 1 the API failed or no final answer came, 2 wrong usage.`;
 
-// One turn. Ctrl+C or SIGTERM meanwhile exits, and no command outlives us. (At the prompt, Ctrl+C
-// is a key, and readPrompts leaves: shared/cli.ts.)
-async function turn(messages: MessageParam[]): Promise<void> {
-  await exitingOnSignals(['SIGINT', 'SIGTERM', 'SIGHUP'], () => agentLoop(messages));
+// One turn. Ctrl+C or SIGTERM meanwhile exits, and no command outlives us.
+async function turn(messages: MessageParam[]): Promise<string> {
+  return exitingOnSignals(['SIGINT', 'SIGTERM', 'SIGHUP'], () => agentLoop(messages));
 }
 
 async function main(): Promise<void> {
@@ -157,9 +154,13 @@ async function main(): Promise<void> {
   for await (const query of prompts) {
     history.push({ role: 'user', content: query });
     try {
-      await turn(history);
+      // -p: exit 1 if the turn ended without an answer too; the REPL goes on.
+      if ((await turn(history)) === 'max_rounds' && options.prompt !== undefined) process.exit(1);
     } catch (err) {
-      console.error(describeError(err)); // the REPL stays usable; the prompt stays in history
+      // The REPL goes on. A prompt refused as too long goes: kept, it would fail every request.
+      const tooLong = history.at(-1)?.content === query && /prompt is too long/.test(String(err));
+      if (tooLong) history.pop();
+      console.error(describeError(err) + (tooLong ? ' (so that prompt was not kept)' : ''));
       if (options.prompt !== undefined) process.exit(1); // -p: exit 1 if the API call failed
     }
   }

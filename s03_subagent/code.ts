@@ -127,12 +127,11 @@ const USAGE = `Usage: npx tsx s03_subagent/code.ts [options]
   (no options)         a REPL: type a prompt and press Enter
   -p, --prompt <text>  run one prompt to completion, print the answer, and exit
   -h, --help           show this help
-Exit codes: 0 done, 1 the API failed, 2 wrong usage.`;
+Exit codes: 0 done, 1 the API failed or no final answer came, 2 wrong usage.`;
 
-// One turn. Ctrl+C or SIGTERM meanwhile exits, and no command outlives us. (At the prompt, Ctrl+C
-// is a key, and readPrompts leaves: shared/cli.ts.)
-async function turn(messages: MessageParam[], agent: Agent): Promise<void> {
-  await exitingOnSignals(['SIGINT', 'SIGTERM', 'SIGHUP'], () => agentLoop(messages, agent));
+// One turn. Ctrl+C or SIGTERM meanwhile exits, and no command outlives us.
+async function turn(messages: MessageParam[], agent: Agent): Promise<string> {
+  return exitingOnSignals(['SIGINT', 'SIGTERM', 'SIGHUP'], () => agentLoop(messages, agent));
 }
 
 async function main(): Promise<void> {
@@ -151,9 +150,14 @@ async function main(): Promise<void> {
   for await (const query of prompts) {
     history.push({ role: 'user', content: query });
     try {
-      await turn(history, agent);
+      // -p: exit 1 if the turn ended without an answer too; the REPL goes on.
+      const stop = await turn(history, agent);
+      if (stop === 'max_rounds' && options.prompt !== undefined) process.exit(1);
     } catch (err) {
-      console.error(describeError(err)); // the REPL stays usable; the prompt stays in history
+      // The REPL goes on. A prompt refused as too long goes: kept, it would fail every request.
+      const tooLong = history.at(-1)?.content === query && /prompt is too long/.test(String(err));
+      if (tooLong) history.pop();
+      console.error(describeError(err) + (tooLong ? ' (so that prompt was not kept)' : ''));
       if (options.prompt !== undefined) process.exit(1); // -p: exit 1 if the API call failed
     }
   }

@@ -82,7 +82,8 @@ export async function runSubagent(input: SubagentInput, parent: Agent, runLoop: 
     throw new Error(`the sub-agent failed: ${why}`);
   } finally {
     const { input, output } = child.usage;
-    console.error(paint(MAGENTA, `└ sub-agent used ${input} input + ${output} output tokens`));
+    const used = input + output ? `used ${input} input + ${output} output tokens` : 'got no reply';
+    console.error(paint(MAGENTA, `└ sub-agent ${used}`));
   }
 
   // Only its final reply goes back; everything it read and ran stays here and is dropped. (If that

@@ -19,6 +19,7 @@ import { ROOT, WORKDIR } from './workspace.ts';
 //   {"type":"message","at":"…","message":{"role":"user","content":"fix it"},"n":1}
 //   {"type":"message","at":"…","message":{"role":"assistant","content":[…]},"n":2}
 //   {"type":"subagent","at":"…","file":"3f2a9c1e-…/agent-5e1d0c3a.jsonl","task":"…"}  ← its file
+//   {"type":"dropped","of":3,"at":"…"}  ← message 3 was refused as too long: resuming leaves it out
 const FORMAT = 1;
 const HASH = createHash('sha256').update(ROOT).digest('hex').slice(0, 8);
 const FOLDER = `${basename(ROOT)}-${HASH}`;
@@ -28,6 +29,7 @@ type Header = { version: number; id: string; workspace: string; created: string;
 type Line =
   | ({ type: 'session' } & Header)
   | { type: 'message'; at: string; message: MessageParam; n: number } // n last: see listSessions
+  | { type: 'dropped'; of: number; at: string } // message `of` is taken back
   | { type: 'subagent'; at: string; file: string; task: string }
   // NEW in s05: the first `replaced` messages are now `summary` (the full text is in `transcript`).
   | { type: 'compaction'; at: string; replaced: number; summary: MessageParam; transcript: string };
@@ -61,6 +63,15 @@ export class SessionLog {
       this.write({ type: 'session', version: FORMAT, id, workspace: ROOT, created: now(), title });
     }
     this.write({ type: 'message', at: now(), message, n: ++this.n });
+  }
+
+  /**
+   * Take the last message (a prompt the API refused as too long) out of `messages`, and out of the
+   * log by a line that says so: the log is only ever appended to.
+   */
+  dropLast(messages: MessageParam[]): void {
+    messages.pop();
+    this.write({ type: 'dropped', of: this.n, at: now() });
   }
 
   /** A log for a sub-agent: a file of its own, linked from this one, never loaded into ours. */
@@ -128,7 +139,7 @@ function endsWithNewline(file: string): boolean {
 
 // The kinds of line this chapter writes. Sessions are shared by every chapter from s04 on: a line
 // of another kind was written by a later one (s05 adds `compaction`), and is not ours to read.
-const KINDS = ['session', 'message', 'subagent', 'compaction']; // s05: and compaction
+const KINDS = ['session', 'message', 'subagent', 'dropped', 'compaction']; // s05: and compaction
 // Past this size a log is refused, not read: it is more than any request can carry again (the
 // API takes 32 MB), and more than Node can hold as one string (ERR_STRING_TOO_LONG at ~512 MB).
 const MAX_LOAD_MB = 256;
@@ -174,6 +185,8 @@ export function loadSession(file: string) {
     if (line?.type === 'message' && isMessage(line.message)) {
       messages.push(line.message);
       n = line.n;
+    } else if (line?.type === 'dropped' && line.of === n) {
+      messages.pop(); // a prompt the API refused (SessionLog.dropLast)
     } else if (line?.type === 'compaction') {
       messages.splice(0, line.replaced, line.summary); // s05: resume the compacted conversation
     } else if (typeof line?.type === 'string' && !KINDS.includes(line.type)) {

@@ -200,13 +200,12 @@ const USAGE = `Usage: npx tsx s06_prompt/code.ts [options]
   -h, --help           show this help
 REPL commands: /sessions, /compact [focus], /prompt. Ctrl+C stops a turn; at the prompt, it leaves.
 CONTEXT_WINDOW in the environment: the model's context window, in tokens (default: the API's).
-Exit codes: 0 done, 1 the API failed, 2 wrong usage or a session that cannot be opened,
-130 interrupted.`;
+Exit codes: 0 done, 1 the API failed or no final answer came, 2 wrong usage or a session that
+cannot be opened, 130 interrupted.`;
 
 // One turn: the prompt, then the loop. SIGTERM meanwhile exits, and no command outlives us.
-// s03: so did Ctrl+C → s04: Ctrl+C cancels the turn; the conversation goes on. (At the prompt,
-// Ctrl+C is a key, and readPrompts leaves: shared/cli.ts.) Returns whether it was cancelled.
-async function turn(messages: MessageParam[], prompt: string, agent: Agent): Promise<boolean> {
+// s03: so did Ctrl+C → s04: Ctrl+C cancels the turn; the conversation goes on.
+async function turn(messages: MessageParam[], prompt: string, agent: Agent): Promise<string> {
   const interrupt = new AbortController();
   // With -p under tsx, one Ctrl+C can come twice (shared/cli.ts): aborting twice is harmless.
   const cancel = () => {
@@ -221,7 +220,7 @@ async function turn(messages: MessageParam[], prompt: string, agent: Agent): Pro
   agent.log?.append(message);
   try {
     const loop = () => agentLoop(messages, agent, interrupt.signal);
-    await exitingOnSignals(['SIGTERM', 'SIGHUP'], loop);
+    return await exitingOnSignals(['SIGTERM', 'SIGHUP'], loop);
   } catch (err) {
     if (!interrupt.signal.aborted) throw err;
     // What was complete is kept (and every tool call has its result); the model is told.
@@ -229,10 +228,10 @@ async function turn(messages: MessageParam[], prompt: string, agent: Agent): Pro
     messages.push(note);
     agent.log?.append(note);
     console.error(paint(YELLOW, '(interrupted: the turn stopped here; the conversation goes on)'));
+    return 'interrupted';
   } finally {
     process.off('SIGINT', cancel);
   }
-  return interrupt.signal.aborted;
 }
 
 async function main(): Promise<void> {
@@ -280,15 +279,20 @@ async function main(): Promise<void> {
     }
     // NEW in s05: /compact, or /compact <what the summary must keep> (compact.ts).
     if (await compactCommand(query, history, agent)) continue;
-    let interrupted = false;
+    let stop = '';
     try {
       await checkPromptFits(query, agent); // NEW in s05: one too big for the window is not kept
-      interrupted = await turn(history, query, agent);
+      stop = await turn(history, query, agent);
     } catch (err) {
-      console.error(describeError(err)); // the REPL stays usable; the prompt stays in history
+      // The REPL goes on. A prompt refused as too long goes: kept, it would fail every request.
+      const first = history.at(-1)?.content[0] as TextBlockParam | undefined; // s06: a block
+      const tooLong = first?.text === query && /prompt is too long/.test(String(err));
+      if (tooLong) log.dropLast(history); // s01: history.pop() → s04: and a line in the log
+      console.error(describeError(err) + (tooLong ? ' (so that prompt was not kept)' : ''));
       if (options.prompt !== undefined) process.exit(1); // -p: exit 1 if the API call failed
     }
-    if (options.prompt !== undefined && interrupted) process.exit(130); // s04: -p, then Ctrl+C
+    if (options.prompt !== undefined && stop === 'max_rounds') process.exit(1); // -p: no answer
+    if (options.prompt !== undefined && stop === 'interrupted') process.exit(130); // s04: Ctrl+C
   }
 }
 

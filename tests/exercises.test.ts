@@ -6,7 +6,9 @@
  * uncommitted changes, or a new one is there (a reader's solutions, most likely), they are skipped
  * and say so; `CI=1` forces them.
  */
-import { existsSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { cpSync, existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { maintainerSkip } from './helpers/committed.ts';
@@ -32,6 +34,32 @@ describe.each(chapters)('%s exercises', async (chapter) => {
     it.skip(`checks fail as shipped and pass with their solutions — ${skip}`);
     return;
   }
+
+  it('each solution applies from the repo root with the command the README gives', () => {
+    // `git apply` resolves the patch's paths from where it runs: they must start at the chapter.
+    const readme = readFileSync(join(REPO, chapter, 'README.md'), 'utf8');
+    for (const c of checks) {
+      const patch = `${chapter}/exercises/${c.id}.patch`;
+      const r = spawnSync('git', ['apply', '--check', patch], { cwd: REPO, encoding: 'utf8' });
+      expect(r.status, `git apply --check ${patch}, from the repo root:\n${r.stderr}`).toBe(0);
+    }
+    const first = `git apply ${chapter}/exercises/${checks[0].id}.patch`;
+    expect(readme, 'the Exercises section says how to apply a solution').toContain(first);
+    // Where the README says they apply one after another, they must: in order, in a copy.
+    const section = readme.slice(readme.indexOf('## Exercises')).split(/\n## /)[0];
+    if (!section.includes('one after another')) return;
+    const copy = mkdtempSync(join(tmpdir(), 'lah-patches-'));
+    try {
+      cpSync(join(REPO, chapter), join(copy, chapter), { recursive: true });
+      for (const c of checks) {
+        const patch = `${chapter}/exercises/${c.id}.patch`;
+        const r = spawnSync('git', ['apply', patch], { cwd: copy, encoding: 'utf8' });
+        expect(r.status, `${patch}, after the ones before it:\n${r.stderr}`).toBe(0);
+      }
+    } finally {
+      rmSync(copy, { recursive: true, force: true });
+    }
+  });
 
   describe.concurrent.each(checks.map((c) => [c.id, c] as const))('%s', (_id, check) => {
     it('fails on the chapter as shipped', async () => {

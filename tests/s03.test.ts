@@ -4,7 +4,7 @@ import { loopBehaviours } from './behaviours/loop.ts';
 import { runChapter, toolResults as resultsOf } from './helpers/run-chapter.ts';
 import { shared } from './helpers/shared.ts';
 
-loopBehaviours('s03', { offlineCommands: ['run', 'read', 'list', 'search', 'write', 'edit', 'delegate', 'history'] });
+loopBehaviours('s03', { offlineCommands: ['run', 'read', 'list', 'search', 'write', 'edit', 'delegate', 'history'], tooLongPrompt: true });
 // The tool behaviours run on s02 and s06; tests/layout.test.ts proves that s03's bash.ts, workspace.ts,
 // files.ts and search.ts are s02's, byte for byte (the loop behaviours cover tools.ts's dispatch).
 
@@ -135,8 +135,10 @@ describe.concurrent('s03: sub-agents that do not end well, ten in one reply', ()
     expect(result('toolu_error')).toMatchObject({ is_error: true });
     expect(result('toolu_error').content, 'one readable line, not a raw error object').toBe('Error: the sub-agent failed: API error 529: child overloaded');
     const opened = r().stderr.match(/┌ sub-agent/g) ?? [];
-    const closed = r().stderr.match(/└ sub-agent used/g) ?? [];
+    const closed = r().stderr.match(/└ sub-agent/g) ?? [];
     expect(closed.length, 'every sub-agent’s closing line is printed, the failed one’s too').toBe(opened.length);
+    expect(r().stderr, 'one that got no reply names no tokens').not.toMatch(/used 0 input \+ 0 output/);
+    expect(r().stderr).toMatch(/└ sub-agent got no reply/);
   });
 
   it('refuses an empty task before sending anything', () => {

@@ -125,6 +125,23 @@ describe.concurrent('s04: the session log', () => {
     expect(ambiguous.requests).toHaveLength(0);
   });
 
+  it('a prompt the API refuses as too long is not kept: the log says so, and -c goes on without it', async () => {
+    const first = await helloSession(); // "hello", "Hi."
+    const [file] = sessionFiles(first);
+    // A window of 3,000 tokens: the session and "and now?" fit; 20,000 characters do not.
+    const fake = { contextWindow: 3_000 };
+    const huge = 'lorem ipsum '.repeat(1_700);
+    const refused = await runChapter('s04', { ...again(first), args: ['-c', '-p', huge], fake, expectRefused: true });
+    expect(refused.code, 'the API refused it: exit 1').toBe(1);
+    expect(refused.stderr).toMatch(/prompt is too long.*not kept/);
+    expect(loggedMessages(file).map((m) => m.content), 'the log keeps it: it is only appended to').toHaveLength(3);
+    const next = await runChapter('s04', { ...again(first), args: ['-c', '-p', 'and now?'], fake, replies: [reply(text('Ok.'))] });
+    expect(next.code, next.stderr).toBe(0);
+    expect(next.stderr, 'resumed without the refused prompt').toMatch(/resumed with 2 messages/);
+    expect(JSON.stringify(next.requests[0].body.messages), 'and it is not sent again').not.toContain('lorem');
+    expect(next.stdout).toContain('Ok.');
+  });
+
   it('-c with no session yet: one clear line, exit 2, nothing created', async () => {
     const run = await runChapter('s04', { args: ['-c', '-p', 'hello'] });
     expect(run.code).toBe(2);

@@ -30,6 +30,11 @@ export interface LoopOptions {
    */
   plumbing?: boolean;
   /**
+   * Test that a prompt the API refuses as too long is not kept: s01–s03, in a REPL of their own
+   * (s04 tests it with -c in its own file, s05 and s06 refuse such a prompt before sending it).
+   */
+  tooLongPrompt?: boolean;
+  /**
    * Run the offline REPL test through the tsx CLI, as readers run the chapter: one test per chapter
    * does, to prove it runs that way (a tsx run costs about seven bundle runs). The default where no
    * other test of the chapter goes through tsx; off where one does (Ctrl+C under tsx, say).
@@ -283,6 +288,25 @@ export function loopBehaviours(chapter: string, options: LoopOptions) {
     });
   });
 
+  if (options.tooLongPrompt) {
+    it('drops a prompt the API refuses as too long, says so, and the next prompt goes through', async () => {
+      // A window of 3,000 tokens: the tools, the system prompt and "hello" fit; 20,000 characters
+      // (about 5,000 tokens) do not, and the fake refuses them as the API does.
+      const huge = 'lorem ipsum '.repeat(1_700);
+      const run = await runRepl(chapter, [huge, 'hello', '\x04'], {
+        fake: { contextWindow: 3_000 },
+        expectRefused: true,
+        replies: [reply(text('Hi there.'))],
+      });
+      const [refused, next] = run.requests;
+      expect(refused?.refused?.message, 'the first request is refused').toMatch(/prompt is too long/);
+      expect(run.stdout, 'one line says the prompt was not kept').toMatch(/not kept/);
+      expect(next?.refused, `the next prompt must not carry the huge one:\n${run.stdout.slice(-800)}`).toBeUndefined();
+      expect(JSON.stringify(next.body.messages)).not.toContain('lorem ipsum');
+      expect(run.stdout).toContain('Hi there.');
+    });
+  }
+
   describe.concurrent(`${chapter}: the agent loop`, () => {
     // One run for two plumbing tests: a model that does not think by default, and a 529 first.
     const retried = once(() =>
@@ -314,7 +338,7 @@ export function loopBehaviours(chapter: string, options: LoopOptions) {
       const bound = run.stderr.match(/stopped after (\d+) rounds/);
       expect(bound, 'after too many rounds the loop must stop and say "stopped after N rounds"').not.toBeNull();
       expect(run.requests.length, 'exactly N model calls were made').toBe(Number(bound![1]));
-      expect(run.code).toBe(0);
+      expect(run.code, '-p without a final answer is a failure a script can see: exit 1').toBe(1);
     });
 
     plumbingIt('prints one readable line and exits 1 on a 401', async () => {

@@ -4,7 +4,8 @@
  * tells the reader what is still missing. `npm run check s01` runs them on the chapter as it is now.
  *
  * Each exercise also ships a reference solution as a patch (`exercises/NN-name.patch`, a unified
- * diff of one or more of the chapter's files: `--- a/tools.ts` / `+++ b/tools.ts`);
+ * diff of one or more of the chapter's files, named from the repo root, so that `git apply
+ * s02_tools/exercises/01-list-dir.patch` works there: `--- a/s02_tools/tools.ts`);
  * `tests/exercises.test.ts` proves every check fails on the chapter as shipped and passes once its
  * solution is applied (on the committed chapter: see committed.ts), and `npm run test:solved` that
  * `npm test` still passes with every solution applied.
@@ -37,23 +38,29 @@ export type SolvedFiles = Map<string, string | null>;
 
 /**
  * The files a solution patch touches, with the patch applied: one entry per file section of the
- * patch (`--- a/tools.ts` / `+++ b/tools.ts`; `/dev/null` on one side for a new or deleted file).
- * `files` holds the chapter's files as shipped, by name. Exactly as the patch was made (no fuzz):
- * a section that does not apply throws, naming the patch and the file.
+ * patch (`--- a/s02_tools/tools.ts` / `+++ b/s02_tools/tools.ts`; `/dev/null` on one side for a
+ * new or deleted file). `patchName` starts with the chapter's folder, whose files alone a patch
+ * may change; `files` holds them as shipped, by name. Exactly as the patch was made (no fuzz): a
+ * section that does not apply throws, naming the patch and the file.
  *
- *   applySolution('01-list-dir.patch', patchText, files)  // → Map { 'tools.ts' → '…', … }
+ *   applySolution('s02_tools/exercises/01-list-dir.patch', patchText, files)
+ *   // → Map { 'tools.ts' → '…', … }
  */
 export function applySolution(patchName: string, patch: string, files: Map<string, string>) {
   const solved: SolvedFiles = new Map();
   const sections = parsePatch(patch);
   if (sections.every((s) => s.hunks.length === 0)) throw new Error(`${patchName} changes no file`);
+  const chapter = patchName.split('/')[0];
   for (const section of sections) {
-    // 'a/tools.ts' or 'b/tools.ts' → 'tools.ts'; '/dev/null' stays as it is.
-    const strip = (fileName?: string) => fileName?.replace(/^[ab]\//, '');
+    // 'a/s02_tools/tools.ts' or 'b/s02_tools/tools.ts' → 'tools.ts'; '/dev/null' stays as it is.
+    const strip = (fileName?: string) => {
+      const path = fileName?.replace(/^[ab]\//, '');
+      return path?.startsWith(`${chapter}/`) ? path.slice(chapter.length + 1) : path;
+    };
     const [from, to] = [strip(section.oldFileName), strip(section.newFileName)];
     const name = to === '/dev/null' ? from : to;
     if (!name || name.includes('/')) {
-      const own = "a solution changes only the chapter's own files";
+      const own = `a solution changes only the files of its chapter, ${chapter}/`;
       throw new Error(`${patchName} changes "${name}": ${own}`);
     }
     const current = solved.has(name) ? solved.get(name) : files.get(name);
