@@ -46,6 +46,8 @@ export interface Facts {
   /** The last call: what the next step was decided after; and whether you interrupted after it. */
   last?: Call;
   interrupted: boolean;
+  /** The last call failed in a way that trying again would not mend: what the tool said. */
+  failed?: string;
   /** The fact sentences its notes hold already. */
   written: Set<string>;
 }
@@ -161,6 +163,8 @@ export function readFacts(task: Task, request: Pick<Request, 'system' | 'workdir
     [facts.last, facts.interrupted] = [entry.call, false];
     if (entry.call.result?.usable) learnFrom(entry.call, facts, request.workdir);
   }
+  const { last } = facts;
+  if (last?.result?.usable && !facts.interrupted) facts.failed = failureOf(last, request.workdir);
   deriveTarget(facts);
   deriveSpec(facts);
   deriveChange(facts);
@@ -185,13 +189,15 @@ function learnFrom(call: Call, facts: Facts, workdir?: string): void {
   }
   if (kind === 'report' && !isError) facts.reported = true; // a failed sub-agent reports nothing
   // No README to read: the project does not state its rules, and the test is the rule.
-  if (kind === 'read' && isError && fileOf(call) === README) facts.spec ??= null;
+  if (kind === 'read' && fileOf(call) === README && isMissing(call)) facts.spec ??= null;
   if (kind !== 'edit') return learn(call, facts.seen, workdir);
   const file = fileOf(call)!;
   if (facts.rule && file === facts.rule.file) {
     facts.ruleLine ??= addedBy(call, facts.rule);
     return;
   }
+  // Only an old text that is not there means the file changed; EACCES and the like are reported.
+  if (failureOf(call, workdir)) return;
   // edit_file answers with a diff, or an error; `sed -i … && sed -n` shows the line after.
   const { change } = facts;
   const shown = [...readNumbered(text).values()][0]?.trim();
@@ -206,6 +212,67 @@ function learnFrom(call: Call, facts: Facts, workdir?: string): void {
   facts.seen.listings.delete(file);
   facts.stale = { file, line: change?.line ?? 1 };
   facts.change = undefined;
+}
+
+// ── What a failed call said ────────────────────────────────────────────────────────────────────
+
+// Cut to this many characters where a failure is quoted: the rest is the tool's to show.
+const QUOTED = 300;
+
+/**
+ * What the tool said, in its own words: an error result's message, or bash's output with the
+ * status it ended with (`exit code 2`, `timed out after 120s; killed`).
+ */
+export function toolSaid(text: string): string {
+  const lines = text.trimEnd().split('\n');
+  const status = lines.at(-1)?.match(/^\[([^\]]*)\]$/)?.[1];
+  const first = (status === undefined ? lines : lines.slice(0, -1)).find((line) => line.trim());
+  const words = first?.trim().replace(/^Error: /, '') ?? '';
+  // A command the tool killed: why it was killed is what matters, not its first line.
+  const said = status === undefined || /exit code 0\b/.test(status) ? words
+    : /; killed$/.test(status) || !words ? status : `${words} (${status})`;
+  const chars = [...said];
+  return chars.length > QUOTED ? `${chars.slice(0, QUOTED).join('')}…` : said;
+}
+
+/** bash's status, from its last line: `[exit code 1]` → 1; a kill → NaN; no status: 0. */
+function exitCode(text: string): number {
+  const status = text.trimEnd().split('\n').at(-1)?.match(/^\[([^\]]*)\]$/)?.[1];
+  if (status === undefined) return 0;
+  return Number(status.match(/^exit code (\d+)\b/)?.[1] ?? NaN);
+}
+
+/** A read of a file that is not there (s01: cat says so; s02 on: ENOENT). */
+const isMissing = (call: Call) =>
+  callKind(call) === 'read' &&
+  (call.result!.isError || exitCode(call.result!.text) !== 0 ||
+    readNumbered(call.result!.text).size === 0) &&
+  /no such file|ENOENT|not found|does not exist/i.test(call.result!.text);
+
+/**
+ * The words of a failure that ends the task: a test run that ended without node's summary (it
+ * hung and was killed, say), a read or a search the tool refused, an edit that failed for another
+ * reason than its old text. Undefined when the call did what it was asked, or failed in a way the
+ * task handles itself: an edit whose old text is not there (the file changed: read it again), a
+ * README that does not exist (the test is the rule), a search that found nothing.
+ */
+function failureOf(call: Call, workdir?: string): string | undefined {
+  const { text, isError } = call.result!;
+  const kind = callKind(call);
+  const code = exitCode(text);
+  if (kind === 'tests') return readTestRun(text, workdir) ? undefined : toolSaid(text);
+  if (kind === 'read') {
+    if (fileOf(call) === README && isMissing(call)) return undefined;
+    const shown = readNumbered(text).size > 0;
+    return isError || code !== 0 || !shown ? toolSaid(text) : undefined;
+  }
+  // grep's exit code 1: nothing found, an answer too.
+  if (kind === 'search') return isError || !(code <= 1) ? toolSaid(text) : undefined;
+  if (kind === 'edit') {
+    if (isError) return /^Error: old_string not found\b/.test(text) ? undefined : toolSaid(text);
+    return code !== 0 ? toolSaid(text) : undefined;
+  }
+  return kind === 'report' && isError ? toolSaid(text) : undefined;
 }
 
 // ── What follows from what was seen ────────────────────────────────────────────────────────────

@@ -13,6 +13,7 @@
 import type { MessageReply } from '../fake-anthropic.ts';
 import { fillTemplate, placeLine, ruleNote, type Rule } from './changelog.ts';
 import type { Call, Request } from './conversation.ts';
+import type { Failing } from './outputs.ts';
 import { boundaries, notes, README, readFacts, type Change, type Facts } from './fix-facts.ts';
 import { callKind, editLine, fileOf, lookUp, readLines, runTests } from './looking.ts';
 import { search, TEST_COMMAND } from './looking.ts';
@@ -107,6 +108,7 @@ export function nextStep(facts: Facts, tools: Set<string>): Step {
 
 function decide(facts: Facts, tools: Set<string>): Step {
   const { failing, before, after, fn, module, change, edited } = facts;
+  if (facts.failed !== undefined) return failed(facts.last!, facts.failed);
   if (!before && !after && !failing) {
     // A run stopped halfway (Ctrl+C kills the command) ends before node's summary: no result.
     const cut = facts.last && callKind(facts.last) === 'tests' && facts.last.result?.usable;
@@ -122,6 +124,10 @@ function decide(facts: Facts, tools: Set<string>): Step {
       call: runTests(),
     };
   }
+  if (before && before.total === 0) {
+    return answer('node found no tests.', `${TEST_COMMAND} ran no tests here (tests 0): there ` +
+      `is no failing test to fix. ${ONLY_NODE}`);
+  }
   if (before && !failing) {
     const all = before.pass === before.total;
     return answer('The run shows nothing I can fix.', all
@@ -134,6 +140,9 @@ function decide(facts: Facts, tools: Set<string>): Step {
       `The failing test is in ${failing.file}: that is demo/, the sample project this repo ` +
       'ships, and I leave it as it is. Run `npm run demo <chapter>` from the repo and ask me ' +
       'there: it works on a copy.');
+  }
+  if (failing && failing.expected === undefined && failing.actual === undefined) {
+    return wholeFailure(failing);
   }
   if (failing && (!fn || !module)) return findTarget(facts, tools);
   if (facts.spec === undefined && !change && !edited) return checkSpec(facts, tools);
@@ -161,6 +170,48 @@ function decide(facts: Facts, tools: Set<string>): Step {
   const { rule } = facts;
   if (rule && !facts.ruleLine && tools.has('edit_file')) return followRule(facts, rule, tools);
   return finalAnswer(facts);
+}
+
+// Said where the project may use another test runner: what this script can and cannot run.
+const ONLY_NODE = "I can run only node's own test runner (node --test): if this project's tests " +
+  'run with another one (its package.json says which, under scripts.test: jest, say), run them ' +
+  'that way yourself.';
+
+/** The last call failed, in a way another try would not mend: say what the tool said, and stop. */
+function failed(last: Call, said: string): Step {
+  const kind = callKind(last);
+  const quoted = `“${said}”`;
+  if (kind === 'tests') {
+    const hung = /\bkilled\b/.test(said)
+      ? ' A test that hangs would do the same every time, so I do not run them again; ' +
+        '`node --test --test-timeout=10000` names the test that does not finish.'
+      : '';
+    return answer('The test run did not finish.', `My test run (${TEST_COMMAND}) ended ` +
+      `without node's summary: the tool says ${quoted}.${hung} I stop here.`);
+  }
+  const what = {
+    read: `I could not read ${fileOf(last)}`,
+    search: `My search in ${fileOf(last) ?? 'the project'} failed`,
+    edit: `My edit of ${fileOf(last)} failed`,
+    report: 'The sub-agent failed',
+    other: `${shown(last)} failed`,
+  }[kind];
+  return answer(`${what}; trying again would fail the same way.`, `${what}: the tool says ` +
+    `${quoted}. Trying again would fail the same way, so I stop here.`);
+}
+
+/** A failure with no values compared: the file did not load, or the test threw. */
+function wholeFailure(failing: Failing): Step {
+  const { file, line, name, wholeFile, error } = failing;
+  if (wholeFile) {
+    return answer(`${file} failed as a whole.`, `${file} failed as a whole (it did not load, ` +
+      `or it exited): node says “${wholeFile.why}”. A scripted model fixes a test whose expected ` +
+      `and actual values node prints, so I stop here. ${ONLY_NODE}`);
+  }
+  const said = error ?? 'test failed';
+  return answer('The test failed without comparing values.', `The failing test is “${name}” ` +
+    `(${file}:${line}), but it failed without comparing values: node says “${said}”. A ` +
+    'scripted model fixes a test whose expected and actual values node prints, so I stop here.');
 }
 
 /** The failing test → the function it tests, and the module that function comes from. */

@@ -1,7 +1,9 @@
 /**
  * Reading what the tools returned, as the offline demo model does: a `node --test` run (its TAP
  * form, Node 20's default off a terminal, and its spec form, Node 22's and later), numbered lines
- * (`read_file`, `cat -n`, a sub-agent's report) and grep's hits.
+ * (`read_file`, `cat -n`, a sub-agent's report) and grep's hits. Each reader goes through the text
+ * line by line, or with patterns that cannot backtrack: the text is another program's output, and
+ * a pattern that tries every way to split a line spins forever on the wrong one (issue 32).
  */
 import { relativePath } from './conversation.ts';
 
@@ -11,6 +13,10 @@ export interface Failing {
   line: number;
   expected?: string;
   actual?: string;
+  /** What failed, when no values were compared: `test failed`, `Cannot read properties of …`. */
+  error?: string;
+  /** The test file failed as a whole (it did not load, or exited): node's error line, if any. */
+  wholeFile?: { why: string };
 }
 export interface TestRun {
   total: number;
@@ -19,31 +25,156 @@ export interface TestRun {
   failing?: Failing;
 }
 
+// A tool result's last line, when the bash tool killed the command: `[timed out after 120s;
+// killed]`. Then whatever the tests printed before is no finished run, summary or not.
+const KILLED = /^\[[^\]\n]*; killed\]$/;
+
 /** A finished `node --test` run; undefined for anything else (one killed halfway, say). */
 export function readTestRun(output: string, workdir?: string): TestRun | undefined {
-  const count = (what: string) => output.match(new RegExp(`^[#ℹ] ${what} (\\d+)$`, 'm'))?.[1];
-  const [total, pass, fail] = ['tests', 'pass', 'fail'].map(count);
-  if (total === undefined || pass === undefined || fail === undefined) return undefined;
-  const run = { total: Number(total), pass: Number(pass), fail: Number(fail) };
-  return { ...run, failing: readFailing(output, workdir) };
+  const lines = output.split('\n');
+  if (KILLED.test(lines.findLast((line) => line.trim() !== '') ?? '')) return undefined;
+  const summary = finalSummary(lines);
+  if (!summary) return undefined;
+  const { total, pass, fail } = summary;
+  // TAP lists the failures before its summary; spec lists them again after it, on their own.
+  const failing = summary.marker === '#'
+    ? readTapFailing(lines.slice(0, summary.at), workdir)
+    : readSpecFailing(lines.slice(summary.at), workdir);
+  return { total, pass, fail, failing };
 }
 
-/** The first failing test: its name, where it is, and what it expected and got. */
-function readFailing(output: string, workdir?: string): Failing | undefined {
-  // spec:  test at test/discounts.test.js:21:1
-  //        ✖ gives the bulk discount from 10 items (1.7ms)
-  const spec = output.match(/^test at (\S+?):(\d+):\d+\n✖ (.+?) \([\d.]+m?s\)$/m);
-  // TAP:   not ok 12 - gives the bulk discount from 10 items
-  //          ---
-  //          location: '/…/test/discounts.test.js:21:1'
-  const tap = output.match(/^ *not ok \d+ - (.+)\n(?: +.*\n)*? +location: '(.+?):(\d+):\d+'/m);
-  if (!spec && !tap) return undefined;
-  const [name, file, line] = spec ? [spec[3], spec[1], spec[2]] : [tap![1], tap![2], tap![3]];
-  // Its details follow it: `expected: 9000` (TAP) or `expected: 9000,` (spec).
-  const after = output.slice((spec ?? tap)!.index!).split('\n').slice(0, 60).join('\n');
-  const value = (key: string) => after.match(new RegExp(`^ +${key}: (.+?),?$`, 'm'))?.[1];
-  const failing = { name, file: relativePath(file, workdir), line: Number(line) };
-  return { ...failing, expected: value('expected'), actual: value('actual') };
+// Node's summary, each count on a line of its own at column 0, `duration_ms` last:
+//   # tests 52      (spec: ℹ tests 52)
+//   # suites 0
+//   # pass 51 …
+const SUMMARY_LINE = /^([#ℹ]) (tests|suites|pass|fail|cancelled|skipped|todo|duration_ms) (\d+)/;
+
+/**
+ * Node's own summary: the LAST block of summary lines. A test can print lines that look like one
+ * (`# tests 53` in TAP, which shows a test's output as `# …` comments; as they are in spec), but
+ * only before node's, which comes after every test has finished.
+ */
+function finalSummary(lines: string[]) {
+  const at = lines.findLastIndex((line) => /^[#ℹ] tests \d+$/.test(line));
+  if (at === -1) return undefined;
+  const marker = lines[at][0];
+  const counts = new Map<string, number>();
+  for (const line of lines.slice(at, at + 8)) {
+    const m = line.match(SUMMARY_LINE);
+    if (!m || m[1] !== marker || counts.has(m[2])) break;
+    counts.set(m[2], Number(m[3]));
+  }
+  const [total, pass, fail] = ['tests', 'pass', 'fail'].map((key) => counts.get(key));
+  if (total === undefined || pass === undefined || fail === undefined) return undefined;
+  return { at, marker, total, pass, fail };
+}
+
+const indentOf = (line: string) => line.length - line.trimStart().length;
+
+/**
+ * The first failing test in TAP, with where it is and what it expected and got:
+ *
+ *   not ok 20 - gives the bulk discount from 10 items
+ *     ---
+ *     location: '/…/test/discounts.test.js:21:1'      (or `location: |-` and the path below it,
+ *     expected: 9000                                   when the path holds a newline)
+ *     actual: 10000
+ *     ...
+ */
+function readTapFailing(lines: string[], workdir?: string): Failing | undefined {
+  for (let i = 0; i < lines.length; i++) {
+    const head = lines[i].match(/^( *)not ok \d+ - (.+)$/);
+    if (!head) continue;
+    const { fields, end } = readYaml(lines, i + 1, head[1].length + 2);
+    const where = fields.get('location')?.replace(/^'(.*)'$/, '$1').match(/^([^]*):(\d+):\d+$/);
+    i = end - 1;
+    if (!where) continue;
+    const failing: Failing = {
+      name: head[2],
+      file: relativePath(where[1], workdir),
+      line: Number(where[2]),
+      expected: fields.get('expected'),
+      actual: fields.get('actual'),
+    };
+    if (failing.expected !== undefined || failing.actual !== undefined) return failing;
+    failing.error = fields.get('error')?.replace(/^'(.*)'$|^"(.*)"$/, '$1$2');
+    // A test file that did not load or exited: node names its test after the file, gives the
+    // exit code, and shows what the file printed as `# …` lines above it.
+    if (fields.has('exitCode')) {
+      const printed = lines.slice(0, i).find((line) => /^# (?:[A-Z]\w*)?Error\b/.test(line));
+      failing.wholeFile = { why: printed?.slice(2) ?? `exit code ${fields.get('exitCode')}` };
+    }
+    return failing;
+  }
+  return undefined;
+}
+
+/**
+ * The fields of a TAP failure's YAML block, from line `from`: `key: value` at `indent` spaces,
+ * a `|-` value on the lines below, indented further. Stops at `...` or a line indented less.
+ */
+function readYaml(lines: string[], from: number, indent: number) {
+  const fields = new Map<string, string>();
+  let i = from;
+  for (; i < lines.length; i++) {
+    const line = lines[i];
+    if (line.trim() === '' || line.trim() === '---') continue;
+    if (indentOf(line) < indent || line.trim() === '...') break;
+    if (indentOf(line) > indent) continue; // inside a block value, read with its key
+    // `key: value`, or `key:` with its value below (an object, say)
+    const colon = line.endsWith(':') ? line.length - 1 : line.indexOf(': ', indent);
+    if (colon === -1) continue;
+    const key = line.slice(indent, colon);
+    let value = line.slice(colon + 1).trim();
+    if (['', '|-', '|', '>-'].includes(value)) {
+      const block: string[] = [];
+      while (lines[i + 1] !== undefined && indentOf(lines[i + 1]) > indent) {
+        block.push(lines[++i].trim());
+      }
+      value = block.join('\n');
+    }
+    if (!fields.has(key)) fields.set(key, value);
+  }
+  return { fields, end: i };
+}
+
+/**
+ * The first failing test in spec form, from the list node prints after its summary:
+ *
+ *   test at test/discounts.test.js:21:1
+ *   ✖ gives the bulk discount from 10 items (1.7ms)
+ *     AssertionError [ERR_ASSERTION]: Expected values to be strictly equal: …
+ *       actual: 10000,
+ *       expected: 9000,
+ */
+function readSpecFailing(lines: string[], workdir?: string): Failing | undefined {
+  for (let i = 0; i < lines.length; i++) {
+    if (!lines[i].startsWith('test at ')) continue;
+    // A path with a newline in it goes on on the next lines, up to its `:line:column`.
+    let j = i;
+    while (j < i + 5 && j + 1 < lines.length && !/:\d+:\d+$/.test(lines[j])) j++;
+    const location = lines.slice(i, j + 1).join('\n').slice('test at '.length);
+    const where = location.match(/^([^]*):(\d+):\d+$/);
+    const title = lines[j + 1]?.match(/^✖ (.*) \([\d.]+m?s\)$/);
+    if (!where || !title) continue;
+    const file = relativePath(where[1], workdir);
+    const failing: Failing = { name: title[1], file, line: Number(where[2]) };
+    // Its details follow it, indented, up to the next failure.
+    const details: string[] = [];
+    for (const line of lines.slice(j + 2, j + 62)) {
+      if (line.startsWith('test at ')) break;
+      details.push(line);
+    }
+    const value = (key: string) =>
+      details.map((line) => line.trim()).find((line) => line.startsWith(`${key}: `))
+        ?.slice(key.length + 2).replace(/,$/, '');
+    [failing.expected, failing.actual] = [value('expected'), value('actual')];
+    if (failing.expected === undefined && failing.actual === undefined) {
+      failing.error = details.find((line) => line.trim())?.trim();
+    }
+    return failing;
+  }
+  return undefined;
 }
 
 /** Numbered lines, as read_file and `cat -n` show them: `    12\tcode` → 12 → 'code'. */

@@ -1,0 +1,282 @@
+/**
+ * The offline demo model's "fix the failing test" under hostile or unusual tool output
+ * (shared/offline/: outputs.ts, fix-facts.ts, fix-the-test.ts), called directly with a request
+ * body, as a chapter sends it. Issue 32: parsers that backtrack, node's summary imitated by a
+ * test, a suite that hangs, a file it cannot read, an edit the file system refuses, whole-file
+ * failures.
+ */
+import { spawn } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { build } from 'esbuild';
+import { expect, it } from 'vitest';
+import { offlineRespond } from '../shared/offline-model.ts';
+import { readTestRun } from '../shared/offline/outputs.ts';
+
+const TOOLS = ['bash', 'read_file', 'write_file', 'edit_file', 'glob', 'grep'].map((name) => ({ name }));
+const SYSTEM = 'You are a coding agent working in /work/shop. Use the tools.';
+const ask = (messages: unknown[], tools = TOOLS) =>
+  offlineRespond({ system: SYSTEM, tools, messages }) as any;
+const calls = (reply: any) => reply.content.filter((b: any) => b.type === 'tool_use');
+const said = (reply: any, type = 'text') =>
+  reply.content.filter((b: any) => b.type === type).map((b: any) => b[type === 'text' ? 'text' : 'thinking']).join('\n');
+const use = (id: string, name: string, input: object) => ({ type: 'tool_use', id, name, input });
+const result = (id: string, content: string, isError = false) =>
+  ({ type: 'tool_result', tool_use_id: id, content, is_error: isError });
+const TEST_CALL = { command: 'node --test --test-reporter=tap' };
+/** The task after its first test run, which printed `output`. */
+const afterRun = (output: string) => [
+  { role: 'user', content: 'fix the failing test' },
+  { role: 'assistant', content: [use('t1', 'bash', TEST_CALL)] },
+  { role: 'user', content: [result('t1', output)] },
+];
+
+const SUMMARY = (total: number, pass: number, fail: number) =>
+  `1..${total}\n# tests ${total}\n# suites 0\n# pass ${pass}\n# fail ${fail}\n# cancelled 0\n` +
+  '# skipped 0\n# todo 0\n# duration_ms 150.5';
+const FAILURE = `# Subtest: gives the bulk discount from 10 items
+not ok 20 - gives the bulk discount from 10 items
+  ---
+  duration_ms: 1.59
+  type: 'test'
+  location: '/work/shop/test/discounts.test.js:21:1'
+  failureType: 'testCodeFailure'
+  error: |-
+    Expected values to be strictly equal:
+
+    10000 !== 9000
+
+  code: 'ERR_ASSERTION'
+  name: 'AssertionError'
+  expected: 9000
+  actual: 10000
+  operator: 'strictEqual'
+  ...`;
+
+// What node 20 printed for a test folder named "a<newline>b": its location as a YAML block.
+const BLOCK_LOCATION = `TAP version 13
+# Subtest: fails
+not ok 1 - fails
+  ---
+  duration_ms: 0.952002
+  location: |-
+    /work/shop/a
+    b/y.test.js:4:1
+  failureType: 'testCodeFailure'
+  error: '1 == 2'
+  code: 'ERR_ASSERTION'
+  name: 'AssertionError'
+  expected: 2
+  actual: 1
+  operator: '=='
+  stack: |-
+    TestContext.<anonymous> (file:///work/shop/a%0Ab/y.test.js:4:30)
+    Test.runInAsyncScope (node:async_hooks:206:9)
+    Test.run (node:internal/test_runner/test:796:25)
+    Test.processPendingSubtests (node:internal/test_runner/test:526:18)
+    Test.postRun (node:internal/test_runner/test:889:19)
+    Test.run (node:internal/test_runner/test:835:12)
+    async Test.processPendingSubtests (node:internal/test_runner/test:526:7)
+  ...
+${SUMMARY(1, 0, 1)}
+[exit code 1]`;
+
+// ── Items 2 and 4: every reading of tool output is linear in what it reads ──────────────────────
+
+it('never hangs on TAP built to make a parser backtrack: the model answers each in a child process', async () => {
+  // A `not ok` then 40 lines indented by 8 spaces and no `location:` took the old TAP pattern
+  // 8^40 steps (14 lines: 2.4 s); node's `location: |-` block, about as many. Each request runs
+  // in a child process that is killed after 30 s: a parser that backtracks shows as a kill.
+  const indented = `not ok 1 - x\n${'        y\n'.repeat(40)}`;
+  const outputs = [
+    `${indented}[exit code 1]`,
+    `${indented}${SUMMARY(1, 0, 1)}\n[exit code 1]`,
+    BLOCK_LOCATION,
+    `${'        ✖ a (1ms)\n'.repeat(40)}${SUMMARY(1, 0, 1)}`,
+  ];
+  const bodies = outputs.map((output) => ({ system: SYSTEM, tools: TOOLS, messages: afterRun(output) }));
+  const dir = mkdtempSync(join(tmpdir(), 'lah-offline-fix-'));
+  try {
+    const bundled = await build({
+      entryPoints: [resolve(__dirname, '../shared/offline-model.ts')],
+      bundle: true, platform: 'node', format: 'esm', write: false, logLevel: 'silent',
+    });
+    writeFileSync(join(dir, 'model.mjs'), bundled.outputFiles[0].text);
+    writeFileSync(join(dir, 'bodies.json'), JSON.stringify(bodies));
+    const script = `import { offlineRespond } from './model.mjs';
+import { readFileSync } from 'node:fs';
+for (const body of JSON.parse(readFileSync('bodies.json', 'utf8'))) {
+  const reply = offlineRespond(body);
+  console.log(reply.content.map((b) => b.type).join(','));
+}`;
+    writeFileSync(join(dir, 'run.mjs'), script);
+    const child = spawn(process.execPath, ['run.mjs'], { cwd: dir, stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    child.stdout.setEncoding('utf8').on('data', (chunk) => (out += chunk));
+    child.stderr.setEncoding('utf8').on('data', (chunk) => (out += chunk));
+    const killer = setTimeout(() => child.kill('SIGKILL'), 30_000);
+    const [code, signal] = await new Promise<[number | null, string | null]>((done) =>
+      child.on('close', (c, s) => done([c, s])));
+    clearTimeout(killer);
+    expect(signal, `a parser backtracked: killed after 30 s; it had printed:\n${out}`).toBeNull();
+    expect(code, out).toBe(0);
+    expect(out.trim().split('\n'), 'one reply for each request').toHaveLength(bodies.length);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}, 60_000);
+
+it("reads a location node prints as a YAML block (a folder name with a newline in it)", () => {
+  const run = readTestRun(BLOCK_LOCATION, '/work/shop');
+  expect(run).toEqual({
+    total: 1, pass: 0, fail: 1,
+    failing: { name: 'fails', file: 'a\nb/y.test.js', line: 4, expected: '2', actual: '1' },
+  });
+});
+
+// ── Item 9: node's final summary, not the first lines that look like it ──────────────────────────
+
+it("reads node's final summary, not a test's output that imitates it", () => {
+  // Node's TAP shows a test's console.log as `# …` lines; spec prints it as it is.
+  const logged = '# tests 53\n# suites 0\n# pass 53\n# fail 0\n';
+  const tap = `TAP version 13\n${logged}# Subtest: logs\nok 1 - logs\n  ---\n  duration_ms: 1\n  ...\n` +
+    `${FAILURE}\n${SUMMARY(2, 1, 1)}\n[exit code 1]`;
+  expect(readTestRun(tap, '/work/shop')).toMatchObject({ total: 2, pass: 1, fail: 1 });
+  const spec = 'ℹ tests 53\nℹ pass 53\nℹ fail 0\n✔ logs (1ms)\n✖ fails (1ms)\n' +
+    'ℹ tests 2\nℹ suites 0\nℹ pass 1\nℹ fail 1\nℹ cancelled 0\nℹ skipped 0\nℹ todo 0\n' +
+    'ℹ duration_ms 120.2\n\n✖ failing tests:\n\ntest at test/a.test.js:3:1\n✖ fails (1ms)\n' +
+    '  AssertionError [ERR_ASSERTION]: Expected values to be strictly equal:\n\n  1 !== 2\n\n' +
+    '  {\n    actual: 1,\n    expected: 2,\n  }\n[exit code 1]';
+  expect(readTestRun(spec, '/work/shop')).toMatchObject({ total: 2, pass: 1, fail: 1 });
+  // A run killed before its summary, whose tests had logged one: no finished run.
+  expect(readTestRun(`TAP version 13\n${logged}[timed out after 120s; killed]`)).toBeUndefined();
+});
+
+it('does not say "Fixed" when a test that logs a summary of its own still fails after the edit', () => {
+  const notes = 'Before any change, tests: 1 of 2 pass. The failing test is “gives the bulk discount from ' +
+    '10 items” at test/discounts.test.js:21: expected 9000, got 10000. The test calls lineTotal, ' +
+    'imported from src/discounts.js. README.md says nothing about it. The line to change is ' +
+    'src/discounts.js:19: `return quantity > LIMIT;` → `return quantity >= LIMIT;` (`quantity > ' +
+    'LIMIT` leaves out exactly 10 (LIMIT is 10), which the test counts in).';
+  const edit = { file_path: 'src/discounts.js', old_string: 'return quantity > LIMIT;', new_string: 'return quantity >= LIMIT;' };
+  const logged = '# tests 53\n# suites 0\n# pass 53\n# fail 0\n';
+  const reply = ask([
+    { role: 'user', content: 'fix the failing test' },
+    { role: 'assistant', content: [{ type: 'text', text: notes }, use('t1', 'edit_file', edit)] },
+    { role: 'user', content: [result('t1', 'Edited src/discounts.js')] },
+    { role: 'assistant', content: [{ type: 'text', text: 'Edited src/discounts.js:19: `return quantity > LIMIT;` → `return quantity >= LIMIT;`.' }, use('t2', 'bash', TEST_CALL)] },
+    { role: 'user', content: [result('t2', `TAP version 13\n${logged}${FAILURE}\n${SUMMARY(2, 1, 1)}\n[exit code 1]`)] },
+  ]);
+  expect(said(reply)).not.toMatch(/Fixed/);
+  expect(said(reply)).toMatch(/1 of 2 tests still fail/);
+});
+
+// ── Item 6: a suite that hangs ───────────────────────────────────────────────────────────────────
+
+it('says a test run timed out, in the tool’s words, and stops instead of running it again', () => {
+  const reply = ask(afterRun('TAP version 13\n# Subtest: waits forever\n[timed out after 120s; killed]'));
+  expect(calls(reply), 'no second run').toEqual([]);
+  expect(said(reply)).toMatch(/timed out after 120s; killed/);
+});
+
+// ── Item 7: a file it cannot read ────────────────────────────────────────────────────────────────
+
+it('reports a read that failed, in the tool’s words, and stops instead of reading it again', () => {
+  const denied = "Error: EACCES: permission denied, open '/work/shop/test/discounts.test.js'";
+  const reply = ask([
+    ...afterRun(`${FAILURE}\n${SUMMARY(52, 51, 1)}\n[exit code 1]`),
+    { role: 'assistant', content: [use('t2', 'read_file', { file_path: 'test/discounts.test.js', offset: 15, limit: 21 })] },
+    { role: 'user', content: [result('t2', denied, true)] },
+  ]);
+  expect(calls(reply), 'no second read').toEqual([]);
+  expect(said(reply)).toContain('EACCES: permission denied');
+  // s01 reads with cat -n: the failure is in the output, and the pipe's status is sed's.
+  const bash = ask([
+    ...afterRun(`${FAILURE}\n${SUMMARY(52, 51, 1)}\n[exit code 1]`),
+    { role: 'assistant', content: [use('t2', 'bash', { command: "cat -n test/discounts.test.js | sed -n '15,35p'" })] },
+    { role: 'user', content: [result('t2', 'cat: test/discounts.test.js: Permission denied\n[exit code 0]')] },
+  ], [{ name: 'bash' }]);
+  expect(calls(bash), 'no second read with bash either').toEqual([]);
+  expect(said(bash)).toContain('Permission denied');
+});
+
+// ── Item 12: an edit the file system refuses ─────────────────────────────────────────────────────
+
+it('reports an edit that failed for another reason than its old text, and does not retry it', () => {
+  const notes = 'The failing test is “gives the bulk discount from 10 items” at test/discounts.test.js:21: ' +
+    'expected 9000, got 10000. The test calls lineTotal, imported from src/discounts.js. README.md says ' +
+    'nothing about it. The line to change is src/discounts.js:19: `return quantity > LIMIT;` → `return ' +
+    'quantity >= LIMIT;` (`quantity > LIMIT` leaves out exactly 10 (LIMIT is 10), which the test counts in).';
+  const edit = { file_path: 'src/discounts.js', old_string: 'return quantity > LIMIT;', new_string: 'return quantity >= LIMIT;' };
+  const denied = "Error: EACCES: permission denied, open '/work/shop/src/discounts.js'";
+  const reply = ask([
+    { role: 'user', content: 'fix the failing test' },
+    { role: 'assistant', content: [{ type: 'text', text: notes }, use('t1', 'edit_file', edit)] },
+    { role: 'user', content: [result('t1', denied, true)] },
+  ]);
+  expect(calls(reply), 'no new read, no retry').toEqual([]);
+  expect(said(reply)).toContain('EACCES: permission denied');
+  expect(`${said(reply)}\n${said(reply, 'thinking')}`).not.toMatch(/must have changed|not in src/);
+});
+
+// ── Item 13: what it cannot do ───────────────────────────────────────────────────────────────────
+
+it('says a test file failed as a whole (it did not load) instead of "expected undefined"', () => {
+  const output = `TAP version 13
+# Error [ERR_MODULE_NOT_FOUND]: Cannot find module '/work/shop/src/missing.js' imported from /work/shop/test/a.test.js
+# Subtest: /work/shop/test/a.test.js
+not ok 1 - /work/shop/test/a.test.js
+  ---
+  duration_ms: 79.344555
+  location: '/work/shop/test/a.test.js:1:1'
+  failureType: 'testCodeFailure'
+  exitCode: 1
+  signal: ~
+  error: 'test failed'
+  code: 'ERR_TEST_FAILURE'
+  ...
+${SUMMARY(1, 0, 1)}
+[exit code 1]`;
+  const reply = ask(afterRun(output));
+  expect(calls(reply)).toEqual([]);
+  expect(said(reply)).not.toMatch(/undefined/);
+  expect(said(reply)).toContain('test/a.test.js');
+  expect(said(reply)).toContain("Cannot find module '/work/shop/src/missing.js'");
+});
+
+it('says node found no tests, not "All 0 tests pass"', () => {
+  const reply = ask(afterRun(`TAP version 13\n${SUMMARY(0, 0, 0)}\n[exit code 0]`));
+  expect(calls(reply)).toEqual([]);
+  expect(said(reply)).not.toMatch(/All 0 tests pass/);
+  expect(said(reply)).toMatch(/no tests/);
+});
+
+it('says it can run only node --test when a test file was written for jest (its globals are missing)', () => {
+  // What node 20 printed for a jest test file, `describe(…)` with no import.
+  const output = `TAP version 13
+# file:///work/shop/test/cart.test.js:1
+# describe('cart', () => { test('adds', () => { expect(1).toBe(1); }); });
+# ^
+# ReferenceError: describe is not defined
+#     at file:///work/shop/test/cart.test.js:1:1
+# Node.js v20.20.2
+# Subtest: /work/shop/test/cart.test.js
+not ok 1 - /work/shop/test/cart.test.js
+  ---
+  duration_ms: 156.674156
+  location: '/work/shop/test/cart.test.js:1:1'
+  failureType: 'testCodeFailure'
+  exitCode: 1
+  signal: ~
+  error: 'test failed'
+  code: 'ERR_TEST_FAILURE'
+  ...
+${SUMMARY(1, 0, 1)}
+[exit code 1]`;
+  const reply = ask(afterRun(output));
+  expect(calls(reply)).toEqual([]);
+  expect(said(reply)).toContain('test/cart.test.js failed as a whole');
+  expect(said(reply)).toContain('ReferenceError: describe is not defined');
+  expect(said(reply)).toMatch(/only node's own test runner \(node --test\)/);
+});
