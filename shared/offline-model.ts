@@ -20,16 +20,16 @@
  * `npm run demo s02` copies demo/ to a scratch folder and runs the chapter there.
  */
 import { randomBytes } from 'node:crypto';
-import { startFakeAnthropic, type Reply } from './fake-anthropic.ts';
-import { describeResults, isCommand, notUnderstood, runCommands } from './offline/commands.ts';
+import { startFakeAnthropic, type MessageReply, type Reply } from './fake-anthropic.ts';
+import { describeResults, notUnderstood, runCommands } from './offline/commands.ts';
 import { whatICanDo } from './offline/commands.ts';
 import { OFFLINE_COMMANDS, usable } from './offline/commands.ts';
 import { blocks, readRequest, SUMMARY_HEAD } from './offline/conversation.ts';
 import { findDefinition } from './offline/find.ts';
 import { fixTheTest } from './offline/fix-the-test.ts';
-import { say } from './offline/reply.ts';
+import { say, showSafely } from './offline/reply.ts';
 import { summarise } from './offline/summary.ts';
-import { currentTask, DEMO_TASKS } from './offline/tasks.ts';
+import { currentTask, DEMO_TASKS, isCommand, MAX_PROMPT, readFixPrompt } from './offline/tasks.ts';
 
 export { OFFLINE_COMMANDS };
 
@@ -72,8 +72,15 @@ export async function startOfflineModel(): Promise<OfflineModel> {
   return { url: fake.url, apiKey, banner: offlineBanner, close: fake.close };
 }
 
-/** One reply, decided from the request alone. */
+/**
+ * One reply, decided from the request alone. What it shows, it shows safely: the tool output,
+ * file names and prompts it quotes have their control characters written out (reply.ts).
+ */
 export function offlineRespond(body: any): Reply {
+  return showSafely(decide(body));
+}
+
+function decide(body: any): MessageReply {
   const request = readRequest(body);
   const { tools, lastText } = request;
   // s05's summary request: no tools, the conversation as text, and the ask.
@@ -95,6 +102,17 @@ export function offlineRespond(body: any): Reply {
   // is what it answers, then.
   if (lastText.startsWith(SUMMARY_HEAD)) {
     return say(`I have a summary of the earlier conversation now (${lastText.length} characters).`);
+  }
+  if (lastText.length > MAX_PROMPT) {
+    const size = `That prompt is ${lastText.length.toLocaleString('en')} characters long`;
+    const limit = `a task or a command is at most ${MAX_PROMPT.toLocaleString('en')}`;
+    return say(`${size}, and ${limit} here: put the text in a file instead.`);
+  }
+  if (readFixPrompt(lastText) === 'do not fix') {
+    const not = 'You asked me not to fix them, so I did not start “fix the failing test” (it ' +
+      'edits the code): it is the one task about tests I can play. To see which tests fail, ' +
+      'run them: run node --test';
+    return say(`${not}\n${whatICanDo(tools)}`);
   }
   if (lastText && !isCommand(lastText)) return say(notUnderstood(lastText, tools));
   if (lastText) return runCommands(lastText, tools, body);

@@ -5,8 +5,9 @@
  * with the best tool the chapter offers; after the results it quotes them back, and says that it
  * only echoes them.
  */
-import type { Reply, ReplyBlock } from '../fake-anthropic.ts';
+import type { MessageReply, ReplyBlock } from '../fake-anthropic.ts';
 import { blocks, SUMMARY_HEAD, textOf, type Message } from './conversation.ts';
+import { head } from '../text.ts';
 import { say } from './reply.ts';
 import { DEMO_TASKS } from './tasks.ts';
 
@@ -29,23 +30,39 @@ export const usable = (tools: Set<string>) =>
 
 type Block = { type: string; [k: string]: any };
 
+// How many commands one prompt may join with "then": a reply is a handful of calls, as a real
+// model's is, not 8,001 of them.
+export const MAX_JOINED = 5;
+// "then" between two commands. Nothing before "then" but one blank is matched (the lookbehind):
+// `\s+then` would be tried from every blank of a long run of them, each time to its end.
+const THEN = /(?<=\s)then\s+(?=(?:run|read|list|find|search|write|edit|delegate|compact)\b)/gi;
+
 /** A prompt in the command language: one tool call per command, or a sentence saying why not. */
-export function runCommands(prompt: string, tools: Set<string>, body: any): Reply {
+export function runCommands(prompt: string, tools: Set<string>, body: any): MessageReply {
   if (/^history$/i.test(prompt)) return say(describeHistory(body.messages));
   if (/^prompt$/i.test(prompt)) return say(describePrompt(body.system));
   // "read a.txt then run ls" → two tool calls in one reply.
-  const verbs = '(?:run|read|list|find|search|write|edit|delegate|compact)\\b';
-  const parts = prompt.split(new RegExp(`\\s+then\\s+(?=${verbs})`, 'i'));
-  const calls = parts.map((part) => toToolCall(part.trim(), tools));
+  const parts: string[] = [];
+  let from = 0;
+  for (const then of prompt.matchAll(THEN)) {
+    parts.push(prompt.slice(from, then.index).trim());
+    from = then.index! + then[0].length;
+    if (parts.length === MAX_JOINED) {
+      const more = `I join at most ${MAX_JOINED} commands with "then", and this prompt has more`;
+      return say(`${more}: send them a few at a time.`);
+    }
+  }
+  parts.push(prompt.slice(from).trim());
+  const calls = parts.map((part) => toToolCall(part, tools));
   const failed = calls.find((c): c is string => typeof c === 'string');
   if (failed !== undefined) return say(failed);
-  const text = `On it: ${parts.join(', then ')}.`;
+  // Your words, quoted back: a long prompt (a file's text to write, say) only in part.
+  const text = `On it: ${clip(parts.join(', then '), 200)}.`;
   return { content: [{ type: 'text', text }, ...(calls as ReplyBlock[])] };
 }
 
-/** Whether a prompt is a command of the language (its first word is one). */
-export const isCommand = (prompt: string) =>
-  /^(?:run|read|list|find|search|write|edit|delegate|compact|history|prompt)\b/i.test(prompt);
+/** At most `n` characters of `text`, cut between characters, and the cut marked. */
+const clip = (text: string, n: number) => (text.length > n ? `${head(text, n)}…` : text);
 
 const call = (name: string, input: Record<string, unknown>): ReplyBlock => {
   return { type: 'tool_use', name, input };
@@ -79,20 +96,25 @@ function toToolCall(command: string, tools: Set<string>): ReplyBlock | string {
       if (tools.has('grep')) return call('grep', { pattern: arg });
       return bash(`grep -rnE --exclude-dir=node_modules -- ${quote(arg)} .`);
     case 'write': {
-      const m = arg.match(/^(\S+?):\s?([\s\S]*)$/);
-      if (!m) return 'Write needs a file and text, for example: write notes.txt: hello';
+      const [file, text] = splitAtColon(arg) ?? [];
+      if (file === undefined) {
+        return 'Write needs a file and text, for example: write notes.txt: hello';
+      }
       return tools.has('write_file')
-        ? call('write_file', { file_path: m[1], content: m[2] + '\n' })
-        : bash(`printf '%s\\n' ${quote(m[2])} > ${quote(m[1])}`);
+        ? call('write_file', { file_path: file, content: text + '\n' })
+        : bash(`printf '%s\\n' ${quote(text!)} > ${quote(file)}`);
     }
     case 'edit': {
-      const m = arg.match(/^(\S+?):\s?([\s\S]*?)\s=>\s([\s\S]*)$/);
-      if (!m) {
+      // "notes.txt: hello => goodbye": the file, then the old and new text around the first ` => `.
+      const [file, text = ''] = splitAtColon(arg) ?? [];
+      const arrow = text.search(/\s=>\s/);
+      if (file === undefined || arrow === -1) {
         return 'Edit needs a file, the old text and the new text, for example: ' +
           'edit notes.txt: hello => goodbye';
       }
       if (!tools.has('edit_file')) return noTool('edit_file');
-      return call('edit_file', { file_path: m[1], old_string: m[2], new_string: m[3] });
+      const [oldText, newText] = [text.slice(0, arrow), text.slice(arrow + 4)];
+      return call('edit_file', { file_path: file, old_string: oldText, new_string: newText });
     }
     case 'delegate':
       if (!arg) return 'Tell me what to delegate, for example: delegate search TODO';
@@ -104,6 +126,16 @@ function toToolCall(command: string, tools: Set<string>): ReplyBlock | string {
   }
 }
 
+/**
+ * `notes.txt: hello` → ['notes.txt', 'hello']: the file is the first word, up to its first colon.
+ * (A pattern that let the file name run on to a later colon tried the rest of the text from each.)
+ */
+function splitAtColon(arg: string): [file: string, text: string] | undefined {
+  const file = arg.match(/^[^\s:]+(?=:)/)?.[0];
+  if (file === undefined) return undefined;
+  return [file, arg.slice(file.length + 1).replace(/^\s/, '')];
+}
+
 function noTool(name: string): string {
   const alternative = name === 'bash' ? '' : ' Try: run <command>';
   const cannot = `This chapter does not give me the \`${name}\` tool, so I cannot do that here.`;
@@ -112,7 +144,7 @@ function noTool(name: string): string {
 
 /** Everything else: it says so, and what it can do instead. */
 export function notUnderstood(prompt: string, tools: Set<string>): string {
-  const what = `"${prompt.slice(0, 60)}"`;
+  const what = `"${clip(prompt, 60)}"`;
   const intro = `I am the offline demo model, a script and not an AI, so I did not understand ` +
     `${what}.`;
   return `${intro}\n${whatICanDo(tools)}`;
@@ -124,7 +156,7 @@ export function whatICanDo(tools: Set<string>): string {
   return [
     `I can play these tasks: ${DEMO_TASKS.map(([task]) => task).join('; ')}. Try them in the ` +
       'sample project: npm run demo <chapter>, then type: fix the failing test.',
-    `And these commands: ${list}. Join two with "then".`,
+    `And these commands: ${list}. Join two (up to ${MAX_JOINED}) with "then".`,
     'For a model that understands anything: set ANTHROPIC_API_KEY (see .env.example).',
   ].join('\n');
 }
@@ -144,7 +176,7 @@ export function describeResults(results: Block[], messages: Message[]): string {
     const label = use ? `${use.name}(${shortened})` : 'a tool';
     const out = typeof r.content === 'string' ? r.content : textOf(r.content ?? []);
     const lines = out.split('\n');
-    const shown = lines.slice(0, 8).map((l) => `  ${l.slice(0, 160)}`).join('\n');
+    const shown = lines.slice(0, 8).map((l) => `  ${head(l, 160)}`).join('\n');
     const more = lines.length > 8 ? `\n  … (${lines.length - 8} more lines)` : '';
     return `${r.is_error ? 'That failed' : 'Result of'} ${label}:\n${shown}${more}`;
   });
@@ -157,7 +189,7 @@ function describeHistory(messages: Message[]): string {
     .filter((m) => m.role === 'user' && textOf(m.content).trim())
     .map((m) => textOf(m.content).trim());
   const toolCalls = messages.flatMap((m) => blocks(m.content)).filter((b) => b.type === 'tool_use');
-  const list = prompts.map((p, i) => `  ${i + 1}. ${p.slice(0, 70)}`).join('\n');
+  const list = prompts.map((p, i) => `  ${i + 1}. ${head(p, 70)}`).join('\n');
   const count = (n: number, what: string) => `${n} ${what}${n === 1 ? '' : 's'}`;
   const yours = `${count(prompts.length, 'prompt')} from you`;
   const calls = count(toolCalls.length, 'tool call');
@@ -175,7 +207,7 @@ function describePrompt(system: unknown): string {
   const text = typeof system === 'string' ? system : Array.isArray(system) ? textOf(system) : '';
   if (!text) return 'I received no system prompt.';
   const headings = text.split('\n').filter((l) => /^#+\s/.test(l));
-  const first = text.split('\n').slice(0, 3).map((l) => `  ${l.slice(0, 100)}`).join('\n');
+  const first = text.split('\n').slice(0, 3).map((l) => `  ${head(l, 100)}`).join('\n');
   const sections = headings.length ? ` Sections: ${headings.join(' | ')}.` : '';
   const size = `${text.length} characters, ${text.split('\n').length} lines`;
   return `My system prompt is ${size}.${sections}\nIt begins:\n${first}`;

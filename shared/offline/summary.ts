@@ -5,6 +5,7 @@
  * whether the task is finished and what comes next, so that the model can go on from it alone.
  * A focus (`/compact <focus>`, or the model's own) is said, and the lines about it are kept.
  */
+import { head } from '../text.ts';
 import { readResult, readUserText, type Call, type Entry } from './conversation.ts';
 import type { Facts } from './fix-facts.ts';
 import { factSentences, knownFacts, nextStep, readFacts } from './fix-the-test.ts';
@@ -67,12 +68,12 @@ export function summarise(request: string): string {
   const facts = [...new Set(learned)];
   const list = (lines: string[]) => (lines.length ? lines.map((l) => `- ${l}`) : ['- (none)']);
 
-  const requests = entries.flatMap((e) => (e.kind === 'prompt' ? [e.text.slice(0, 300)] : []));
+  const requests = entries.flatMap((e) => (e.kind === 'prompt' ? [head(e.text, 300)] : []));
   const errors = [
     ...facts.filter((f) => /^The failing test is |^The edit of /.test(f)),
     ...calls
       .filter((c) => c.result?.isError)
-      .map((c) => `${c.name} ${fileOf(c) ?? ''}: ${c.result!.text.split('\n')[0].slice(0, 160)}`),
+      .map((c) => `${c.name} ${fileOf(c) ?? ''}: ${head(c.result!.text.split('\n')[0], 160)}`),
   ];
   const decided = /^(?:The test calls|\S+\.md(?::\d+)? says|The line to change|Edited|Added to)/;
   const decisions = facts.filter((f) => decided.test(f));
@@ -135,7 +136,7 @@ function whereItStands(entries: Entry[], calls: Call[]): [string[], string, Fact
   }
   if (current.kind === 'other' && current.prompt) {
     const answered = entries.at(-1)?.kind === 'note';
-    const state = `The last request, “${current.prompt.slice(0, 100)}”, ` +
+    const state = `The last request, “${head(current.prompt, 100)}”, ` +
       (answered ? 'was answered.' : 'is under way: its tool results are in.');
     return [[state], answered ? 'wait for the next request' : 'answer it from its results'];
   }
@@ -146,7 +147,9 @@ const STOP = new Set(['keep', 'with', 'that', 'this', 'what', 'from', 'about', '
 
 /** The focus, said, and the lines of the conversation about it (up to 12). */
 function keptForFocus(who: string, focus: string, entries: Entry[]): string[] {
-  const words = (focus.toLowerCase().match(/[\p{L}\d_.]{3,}/gu) ?? []).filter((w) => !STOP.has(w));
+  // Its first 20 words: each is looked for in every line of the conversation.
+  const found = focus.toLowerCase().match(/[\p{L}\d_.]{3,}/gu) ?? [];
+  const words = found.filter((w) => !STOP.has(w)).slice(0, 20);
   const lines = entries.flatMap((e) => {
     if (e.kind === 'note') {
       const facts = factSentences(e.text);
@@ -158,6 +161,6 @@ function keptForFocus(who: string, focus: string, entries: Entry[]): string[] {
   const about = [...new Set(lines.map((l) => l.trim()))]
     .filter((l) => l && words.some((w) => l.toLowerCase().includes(w)))
     .slice(0, 12)
-    .map((l) => `  - ${l.slice(0, 200)}`);
+    .map((l) => `  - ${head(l, 200)}`);
   return [`- Kept in particular, as the ${who} asked: ${focus}`, ...about];
 }

@@ -23,7 +23,37 @@ export interface Task {
   done: boolean;
 }
 
-export const isFixPrompt = (text: string) => /\bfix\b.*\b(?:failing|broken)\s+tests?\b/i.test(text);
+/**
+ * Longer than this, a prompt is neither a task nor a command, and the model says so in one line:
+ * a 512 KB paste is no request it can play, and it must not cost more than a glance.
+ */
+export const MAX_PROMPT = 10_000;
+
+const COMMAND = /^(?:run|read|list|find|search|write|edit|delegate|compact|history|prompt)\b/i;
+
+/** Whether a prompt is a command of the language: its first word is one. */
+export const isCommand = (prompt: string) => COMMAND.test(prompt);
+
+// Every pattern below runs on your prompts, and on all of them again in every request: each one
+// must take time in proportion to the text (no `.*` between two words, no `\s+` before a word that
+// may not come), or a long paste would freeze the chapter.
+const FIX = /\bfix\b/i;
+const FAILING_TESTS = /\b(?:failing|broken)\s+tests?\b/i;
+// "do not fix", "don't fix", "I do not want you to fix": in the words just before "fix".
+const NEGATION = /\b(?:not|never|without|dont|no\s+need)\b|n['’]t\b/i;
+
+/**
+ * "fix the failing test": the fix task; "do not fix the failing tests, …": a request not to
+ * start it (answered with what the model can do instead); anything else: undefined.
+ */
+export function readFixPrompt(text: string): 'fix' | 'do not fix' | undefined {
+  const at = text.search(FIX);
+  if (at === -1 || !FAILING_TESTS.test(text.slice(at))) return undefined;
+  // The clause before "fix": "The tests don't pass. Fix the failing test" is still the task.
+  const clause = text.slice(Math.max(0, at - 80), at).split(/[.!?;,:\n]/).at(-1)!;
+  return NEGATION.test(clause) ? 'do not fix' : 'fix';
+}
+export const isFixPrompt = (text: string) => readFixPrompt(text) === 'fix';
 export const isContinuePrompt = (text: string) =>
   /^(?:please\s+)?(?:continue|go on|carry on|keep going|resume)\b[\s.!]*$/i.test(text.trim());
 
@@ -34,8 +64,10 @@ export const isContinuePrompt = (text: string) =>
 export function readFindPrompt(text: string): { name: string; hint?: string } | undefined {
   const verbs = 'defined|computed|declared|implemented|calculated';
   const identifier = `\`?([A-Za-z_$][\\w$]*)\`?`;
+  // Between "where" and the name, anything but the name's own characters: `\W*` took the `$` of
+  // "where $ is defined" and left "is" for the name.
   const name = text.match(
-    new RegExp(`\\bwhere\\b\\W*(?:is\\s+)?${identifier}\\s+(?:is\\s+)?(?:${verbs})\\b`, 'i'),
+    new RegExp(`\\bwhere\\b[^\\w$\`]*(?:is\\s+)?${identifier}\\s+(?:is\\s+)?(?:${verbs})\\b`, 'i'),
   )?.[1];
   if (!name || /^(?:it|this|that|the)$/i.test(name)) return undefined;
   const hint = text.match(/\b(?:from|in)\s+`?((?:[\w.-]+\/)*[\w.-]+\.[cm]?[jt]s)\b/)?.[1];
@@ -43,6 +75,10 @@ export function readFindPrompt(text: string): { name: string; hint?: string } | 
 }
 
 const kindOf = (text: string): TaskKind | 'continue' | 'other' => {
+  if (text.length > MAX_PROMPT) return 'other';
+  // A command is that command, whatever it says after its first word ("write notes.txt: fix
+  // the broken test tomorrow"); "find where <name> is defined" is the task the banner lists.
+  if (isCommand(text) && !/^find\s+where\b/i.test(text)) return 'other';
   if (isFixPrompt(text)) return 'fix';
   if (readFindPrompt(text)) return 'find';
   return isContinuePrompt(text) ? 'continue' : 'other';
