@@ -9,7 +9,8 @@
  * The first run of a chapter copies demo/ to ~/.learn-agent-harness/demo/lah-demo-<chapter>; later
  * runs reuse that copy, so what the agent changed (and s04's sessions, which are kept per folder)
  * is still there. The copy is yours alone: it is where the agent runs tests and commands with your
- * rights and your key, so a copy that is a link, someone else's, or writable by others is refused.
+ * rights and your key, so a copy that is a link, someone else's, or writable by others is refused
+ * (a home that cannot hold it gives a private folder in TMPDIR instead, for that run only).
  * The chapter then runs in the copy, with your terminal, as `tsx <repo>/<chapter>/code.ts …` would
  * run it there (in this script's own process, under the tsx that runs it), and its exit code is
  * this script's.
