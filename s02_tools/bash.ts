@@ -2,6 +2,7 @@
  * The bash tool (s01, in code.ts there) and, new in s02, the gate in front of it: commands that
  * can wreck a machine are refused before they run.
  */
+import os from 'node:os';
 import { runCommand } from '../shared/processes.ts';
 import { keepEnds } from '../shared/text.ts';
 import { WORKDIR } from './workspace.ts';
@@ -18,13 +19,19 @@ const CMD =
   String.raw`(?:^|[;&|({\x60\n])\s*` + // the start, or after ; & | ( { ` or a newline
   String.raw`(?:(?:sudo|doas|time|nice|nohup|exec|command|env|xargs)(?:\s+-\S+)*\s+|\w+=\S*\s+)*` +
   String.raw`(?:[^\s;&|()\x60]*\/)?`; // /sbin/ in /sbin/mkfs
-// What a recursive rm must never be given: /, the home folder or a top-level system folder, with
-// or without /*, and with any /. or /.. after it (~/. is the home folder too).
+// What a recursive rm must never be given: /, a top-level system folder, the home folder (~, $HOME,
+// or its path written out) or anyone's (~alice, /home/alice), with or without /*, and with any /.
+// or /.. after it (~/. is the home folder too).
 const SYSTEM_DIRS =
-  String.raw`bin|boot|dev|etc|home|lib\w*|opt|root|sbin|srv|sys|usr|var` + // Linux
-  String.raw`|Applications|Library|System|Users`; // macOS
+  String.raw`bin|boot|dev|etc|home|lib\w*|media|mnt|opt|proc|root|run|sbin|snap|srv|sys|tmp|usr` +
+  String.raw`|var|Applications|Library|System|Users|Volumes|private`; // Linux, then macOS
+const HOME = os.homedir().replace(/\/+$/, '').replace(/[.*+?^${}()|[\]\\]/g, '\\$&'); // as a regex
+const HOMES =
+  String.raw`~[\w.-]*|\$HOME|\$\{HOME\}|\/(?:home|Users)\/[^\s/;&|)]+` + (HOME && `|${HOME}`);
+// Each /. or /.. must end where a slash or the argument does, so a run of dots is read one way
+// only: `~/....x` is rejected at once, not after trying every way to split the dots.
 const ROOTS =
-  String.raw`(?:~|\$HOME|\$\{HOME\}|\/(?:${SYSTEM_DIRS})?)(?:\/*\.\.?)*\/*\*?(?=[\s;&|)]|$)`;
+  String.raw`(?:${HOMES}|\/(?:${SYSTEM_DIRS})?)(?:\/*\.\.?(?=[\/\s;&|)*]|$))*\/*\*?(?=[\s;&|)]|$)`;
 // Disks and partitions, not /dev/null.
 const DISK = String.raw`\/dev\/(?:sd|hd|vd|xvd|nvme|mmcblk|r?disk|mapper\/)`;
 // sh, bash, /bin/bash …

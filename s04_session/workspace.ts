@@ -4,7 +4,8 @@
  * half a file.
  */
 import { randomBytes } from 'node:crypto';
-import { lstatSync, realpathSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { lstatSync, mkdirSync, readlinkSync, realpathSync, renameSync, rmSync } from 'node:fs';
+import { statSync, writeFileSync } from 'node:fs';
 import type { Stats } from 'node:fs';
 import { basename, dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
 
@@ -14,21 +15,32 @@ export const ROOT = realpathSync(WORKDIR); // the same folder, with any symlinks
 /** Resolve a path the model gave us, and refuse it if it lands outside the workspace. */
 export function safePath(path: string): string {
   const full = resolve(WORKDIR, path);
-  // Follow symlinks in the part that exists: `docs` may be a link to /etc. A new file has no
-  // real path yet, so resolve its deepest existing folder and add the rest.
-  let head = full;
-  const rest: string[] = [];
-  while (!exists(head)) {
-    rest.unshift(basename(head));
-    head = dirname(head);
-  }
-  const real = join(realpathSync(head), ...rest);
-  const rel = relative(ROOT, real);
+  const rel = relative(ROOT, realPath(full));
   if (rel === '..' || rel.startsWith(`..${sep}`) || isAbsolute(rel)) {
     const only = 'file tools only work inside it';
     throw new Error(`${path} is outside the workspace (${WORKDIR}); ${only}`);
   }
   return full;
+}
+
+/**
+ * Where `path` really is, every symlink followed. A new file has no real path yet: its deepest
+ * existing folder is resolved and the rest added. A link to a file not made yet is followed too.
+ */
+function realPath(path: string, links = 0): string {
+  let head = path;
+  const rest: string[] = [];
+  while (!exists(head)) {
+    rest.unshift(basename(head));
+    head = dirname(head);
+  }
+  try {
+    return join(realpathSync(head), ...rest);
+  } catch (err) {
+    // ENOENT for a path that exists: `head` is a link to nothing (yet). Follow it by hand.
+    if ((err as NodeJS.ErrnoException).code !== 'ENOENT' || links >= 40) throw err;
+    return realPath(join(resolve(dirname(head), readlinkSync(head)), ...rest), links + 1);
+  }
 }
 
 /** Is there anything at `path` (a dangling symlink counts)? */
@@ -52,9 +64,10 @@ export function kindOf(info: Stats): string {
 /** Write to a temp file, then rename it over the target: a crash never leaves half a file. */
 export function writeAtomic(path: string, text: string): void {
   // Through a symlink to the file it names, and with the file's permissions (a script stays
-  // executable).
-  const target = exists(path) ? realpathSync(path) : path;
+  // executable). A link to a file not made yet makes it, in a new folder if need be.
+  const target = realPath(path);
   safePath(target); // check the file really written, too: a link can change after the first check
+  mkdirSync(dirname(target), { recursive: true });
   // Only ever replace a regular file: a rename over a folder fails, and for "." the temp file
   // would land outside.
   if (exists(target) && !statSync(target).isFile()) {
