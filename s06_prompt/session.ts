@@ -19,7 +19,7 @@ import { ROOT, WORKDIR } from './workspace.ts';
 //   {"type":"message","at":"…","message":{"role":"user","content":"fix it"},"n":1}
 //   {"type":"message","at":"…","message":{"role":"assistant","content":[…]},"n":2}
 //   {"type":"subagent","at":"…","file":"3f2a9c1e-…/agent-5e1d0c3a.jsonl","task":"…"}  ← its file
-//   {"type":"dropped","of":3,"at":"…"}  ← message 3 was refused as too long: resuming leaves it out
+//   {"type":"dropped","at":"…","n":2}  ← message 3, refused as too long, is taken back
 const FORMAT = 1;
 const HASH = createHash('sha256').update(ROOT).digest('hex').slice(0, 8);
 const FOLDER = `${basename(ROOT)}-${HASH}`;
@@ -29,7 +29,7 @@ type Header = { version: number; id: string; workspace: string; created: string;
 type Line =
   | ({ type: 'session' } & Header)
   | { type: 'message'; at: string; message: MessageParam; n: number } // n last: see listSessions
-  | { type: 'dropped'; of: number; at: string } // message `of` is taken back
+  | { type: 'dropped'; at: string; n: number } // the last message taken back; n is the new last
   | { type: 'subagent'; at: string; file: string; task: string }
   // NEW in s05: the first `replaced` messages are now `summary` (the full text is in `transcript`).
   | { type: 'compaction'; at: string; replaced: number; summary: MessageParam; transcript: string };
@@ -71,7 +71,7 @@ export class SessionLog {
    */
   dropLast(messages: MessageParam[]): void {
     messages.pop();
-    this.write({ type: 'dropped', of: this.n, at: now() });
+    this.write({ type: 'dropped', at: now(), n: --this.n });
   }
 
   /** A log for a sub-agent: a file of its own, linked from this one, never loaded into ours. */
@@ -185,8 +185,9 @@ export function loadSession(file: string) {
     if (line?.type === 'message' && isMessage(line.message)) {
       messages.push(line.message);
       n = line.n;
-    } else if (line?.type === 'dropped' && line.of === n) {
-      messages.pop(); // a prompt the API refused (SessionLog.dropLast)
+    } else if (line?.type === 'dropped' && line.n === n - 1) {
+      messages.pop(); // see dropLast
+      n = line.n;
     } else if (line?.type === 'compaction') {
       messages.splice(0, line.replaced, line.summary); // s05: resume the compacted conversation
     } else if (typeof line?.type === 'string' && !KINDS.includes(line.type)) {

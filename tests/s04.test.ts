@@ -135,6 +135,8 @@ describe.concurrent('s04: the session log', () => {
     expect(refused.code, 'the API refused it: exit 1').toBe(1);
     expect(refused.stderr).toMatch(/prompt is too long.*not kept/);
     expect(loggedMessages(file).map((m) => m.content), 'the log keeps it: it is only appended to').toHaveLength(3);
+    // …and says it was taken back, ending as every line with a count does (--sessions reads it).
+    expect(logLines(file).at(-1), 'a dropped line, with the number of the last message left').toMatchObject({ type: 'dropped', n: 2 });
     const next = await runChapter('s04', { ...again(first), args: ['-c', '-p', 'and now?'], fake, replies: [reply(text('Ok.'))] });
     expect(next.code, next.stderr).toBe(0);
     expect(next.stderr, 'resumed without the refused prompt').toMatch(/resumed with 2 messages/);
