@@ -373,6 +373,26 @@ describe.concurrent('s06: sessions', () => {
   });
 });
 
+describe.concurrent('s06: a prompt the API refuses as too long', () => {
+  it('is dropped from the conversation and the session when the estimate let it through; -c goes on', async () => {
+    // The chapter believes in a window of 200,000 tokens; the API's is 20,000. The prompt (about
+    // 25,000 tokens) passes the check before sending, and the API refuses it. s06 sends the prompt
+    // as text blocks (with the turn's context), not as a string: the drop must find it there too.
+    const first = withHomeCopy(await delegated());
+    const folders = { workspace: first.workspace, home: first.home };
+    const env = { CONTEXT_WINDOW: '200000' };
+    const fake = { contextWindow: 20_000 };
+    const huge = 'lorem ipsum '.repeat(8_500);
+    const refused = await runChapter('s06', { folders, args: ['-c', '-p', huge], env, fake, expectRefused: true });
+    expect(refused.code, 'the API refused it: exit 1').toBe(1);
+    expect(refused.stderr).toMatch(/prompt is too long.*not kept/);
+    const next = await runChapter('s06', { folders, args: ['-c', '-p', 'and now?'], env, fake, replies: [reply(text('Ok.'))] });
+    expect(next.code, next.stderr).toBe(0);
+    expect(JSON.stringify(next.requests[0].body.messages), 'the refused prompt is not sent again').not.toContain('lorem');
+    expect(next.stdout).toContain('Ok.');
+  });
+});
+
 describe('s06: the sub-agent', () => {
   it('counts all it was given in its usage line, what the cache served and took included; runs the calls of a reply that says end_turn', async () => {
     const run = await delegated();
