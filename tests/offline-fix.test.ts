@@ -84,10 +84,13 @@ ${SUMMARY(1, 0, 1)}
 
 // ── Items 2 and 4: every reading of tool output is linear in what it reads ──────────────────────
 
-it('never hangs on TAP built to make a parser backtrack: the model answers each in a child process', async () => {
+it('never hangs on text built to make a pattern backtrack: each case runs in a child process', async () => {
   // A `not ok` then 40 lines indented by 8 spaces and no `location:` took the old TAP pattern
-  // 8^40 steps (14 lines: 2.4 s); node's `location: |-` block, about as many. Each request runs
-  // in a child process that is killed after 30 s: a parser that backtracks shows as a kill.
+  // 8^40 steps (14 lines: 2.4 s); node's `location: |-` block, about as many. A note naming a
+  // test “” at a:1: expected a, got a” × 4,000 (112 KB) took the note reader over a minute
+  // (1,000: 3.4 s); a line of 1 MB, the source and changelog readers about half an hour
+  // (20 KB: 0.67 s). All run in one child process, killed after 30 s: a pattern that
+  // backtracks shows as a kill, and the cases it had finished say which one it was.
   const indented = `not ok 1 - x\n${'        y\n'.repeat(40)}`;
   const outputs = [
     `${indented}[exit code 1]`,
@@ -95,21 +98,38 @@ it('never hangs on TAP built to make a parser backtrack: the model answers each 
     BLOCK_LOCATION,
     `${'        ✖ a (1ms)\n'.repeat(40)}${SUMMARY(1, 0, 1)}`,
   ];
-  const bodies = outputs.map((output) => ({ system: SYSTEM, tools: TOOLS, messages: afterRun(output) }));
+  const runs = outputs.map((output) => ({ system: SYSTEM, tools: TOOLS, messages: afterRun(output) }));
+  const name = '” at a:1: expected a, got a'.repeat(4000);
+  const note = `The failing test is “${name}” at test/a.test.js:1: expected 1, got 2 x`;
+  const noted = { system: SYSTEM, tools: TOOLS, messages: [
+    { role: 'user', content: 'fix the failing test' },
+    { role: 'assistant', content: [{ type: 'text', text: note }, use('t1', 'bash', { command: 'ls' })] },
+    { role: 'user', content: [result('t1', 'x\n[exit code 0]')] },
+  ] };
   const dir = mkdtempSync(join(tmpdir(), 'lah-offline-fix-'));
   try {
+    const shared = resolve(__dirname, '../shared');
+    const entry = `export { offlineRespond } from '${shared}/offline-model.ts';
+export { conditionCalls, strictComparisons } from '${shared}/offline/source.ts';
+export { readRule } from '${shared}/offline/changelog.ts';`;
     const bundled = await build({
-      entryPoints: [resolve(__dirname, '../shared/offline-model.ts')],
+      stdin: { contents: entry, resolveDir: shared, loader: 'ts' },
       bundle: true, platform: 'node', format: 'esm', write: false, logLevel: 'silent',
     });
     writeFileSync(join(dir, 'model.mjs'), bundled.outputFiles[0].text);
-    writeFileSync(join(dir, 'bodies.json'), JSON.stringify(bodies));
-    const script = `import { offlineRespond } from './model.mjs';
+    writeFileSync(join(dir, 'bodies.json'), JSON.stringify([...runs, noted]));
+    const script = `import * as m from './model.mjs';
 import { readFileSync } from 'node:fs';
-for (const body of JSON.parse(readFileSync('bodies.json', 'utf8'))) {
-  const reply = offlineRespond(body);
-  console.log(reply.content.map((b) => b.type).join(','));
-}`;
+const done = (name) => console.log(name);
+for (const [i, body] of JSON.parse(readFileSync('bodies.json', 'utf8')).entries()) {
+  m.offlineRespond(body);
+  done('request ' + (i + 1));
+}
+const long = 'a'.repeat(1e6);
+m.strictComparisons('a.js', 1, long); done('strictComparisons');
+m.conditionCalls('if ('.repeat(250000)); done('conditionCalls');
+m.readRule('## ' + long); done('readRule: the instruction file');
+m.readRule('\`- ' + '<'.repeat(1e6) + '\`'); done('readRule: the template');`;
     writeFileSync(join(dir, 'run.mjs'), script);
     const child = spawn(process.execPath, ['run.mjs'], { cwd: dir, stdio: ['ignore', 'pipe', 'pipe'] });
     let out = '';
@@ -119,9 +139,9 @@ for (const body of JSON.parse(readFileSync('bodies.json', 'utf8'))) {
     const [code, signal] = await new Promise<[number | null, string | null]>((done) =>
       child.on('close', (c, s) => done([c, s])));
     clearTimeout(killer);
-    expect(signal, `a parser backtracked: killed after 30 s; it had printed:\n${out}`).toBeNull();
+    expect(signal, `a pattern backtracked: killed after 30 s; the cases done:\n${out}`).toBeNull();
     expect(code, out).toBe(0);
-    expect(out.trim().split('\n'), 'one reply for each request').toHaveLength(bodies.length);
+    expect(out.trim().split('\n'), 'every case done').toHaveLength(runs.length + 5);
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }

@@ -20,8 +20,9 @@ export function readRule(system: string): Rule | undefined {
   for (const line of system.split('\n')) {
     const file = line.match(/\b(CHANGELOG(?:\.md)?)\b/)?.[1];
     const heading = line.match(/`(#{1,6} [^`]+)`/)?.[1];
-    const template = line.match(/`(- [^`]*<[^`>]+>[^`]*)`/)?.[1];
-    source = line.match(/^## \S*?([^/\s]+\.md)$/)?.[1] ?? source;
+    // Patterns that cannot try each split of a long line: up to the first <, the last /.
+    const template = line.match(/`(- [^`<]*<[^`>]+>[^`]*)`/)?.[1];
+    source = line.match(/^## (?:\S*\/)?([^/\s]+\.md)$/)?.[1] ?? source;
     if (file && heading && template && /\bfix/i.test(line)) {
       return { file, heading, template, source };
     }

@@ -89,24 +89,57 @@ export const factSentences = (text: string): string[] =>
 
 const END = String.raw`\.(?=\s|$)`; // the end of a sentence
 const NOTE = {
-  failing: new RegExp(
-    String.raw`The failing test is “(.+?)” at (\S+?):(\d+): expected (.+?), got (.+?)${END}`,
-  ),
   target: new RegExp(String.raw`The test calls ([\w$]+), imported from (\S+?)${END}`),
-  spec: /(\S+\.md):(\d+) says: “(.+?)”\./,
-  noSpec: /(\S+\.md) says nothing about it\./,
-  change: new RegExp(
-    String.raw`The line to change is (\S+?):(\d+): \`(.+?)\` → \`(.+?)\` \((.+?)\)${END}`,
-  ),
-  edited: /Edited (\S+?):(\d+): `(.+?)` → `(.+?)`\./,
+  // (?<!\S): from where a word starts, not from every character of a long one
+  spec: /(?<!\S)(\S+\.md):(\d+) says: “(.+?)”\./,
+  noSpec: /(?<!\S)(\S+\.md) says nothing about it\./,
   failedEdit: /The edit of \S+ did not apply \(attempt (\d+)\)/g,
 };
 
+// How far after its opening words a note's sentence may go: a test's name and values are cut at
+// 200 characters (outputs.ts), a line of code is rarely longer.
+const WINDOW = 5_000;
+
+/**
+ * A note's sentence, read piece by piece: after `head`, up to the first of each delimiter in
+ * turn, the last piece up to `end`; `file:line` pieces split. A pattern of several lazy groups
+ * (`“(.+?)” at … expected (.+?), got (.+?)\.`) would try every way to split a text that
+ * repeats its delimiters: 3.4 s for a 28 KB name, minutes for 100 KB.
+ */
+function readNote(text: string, head: string, delimiters: string[], end: RegExp) {
+  for (let at = text.indexOf(head); at !== -1; at = text.indexOf(head, at + 1)) {
+    let rest = text.slice(at + head.length, at + head.length + WINDOW).split('\n')[0];
+    const pieces: string[] = [];
+    for (const delimiter of delimiters) {
+      const i = rest.indexOf(delimiter);
+      if (i <= 0) break;
+      pieces.push(rest.slice(0, i));
+      rest = rest.slice(i + delimiter.length);
+    }
+    const stop = rest.search(end);
+    if (pieces.length < delimiters.length || stop <= 0) continue;
+    return [...pieces, rest.slice(0, stop)];
+  }
+  return undefined;
+}
+
+/** `src/a.js:19` → ['src/a.js', 19], as a note names a place. */
+function place(piece: string): [string, number] | undefined {
+  const colon = piece.lastIndexOf(':');
+  const [file, line] = [piece.slice(0, colon), piece.slice(colon + 1)];
+  return colon > 0 && /^\S+$/.test(file) && /^\d+$/.test(line) ? [file, Number(line)] : undefined;
+}
+
+const SENTENCE_END = new RegExp(END);
+
 function readNotes(text: string, facts: Facts): void {
   for (const sentence of factSentences(text)) facts.written.add(sentence);
-  const failing = text.match(NOTE.failing);
+  const failingNote = readNote(text, 'The failing test is “', ['” at ', ': expected ', ', got '],
+    SENTENCE_END);
+  const failing = failingNote && place(failingNote[1]) && failingNote;
   if (failing) {
-    const [, name, file, line, expected, actual] = failing;
+    const [name, where, expected, actual] = failing;
+    const [file, line] = place(where)!;
     // Its note names the file as the workspace knows it (a summary's results may not).
     if (!facts.failing || facts.failing.name === name) {
       facts.failing = { name, file, line: Number(line), expected, actual };
@@ -122,15 +155,18 @@ function readNotes(text: string, facts: Facts): void {
   const spec = text.match(NOTE.spec);
   if (spec) facts.spec ??= { file: spec[1], line: Number(spec[2]), text: spec[3] };
   if (NOTE.noSpec.test(text)) facts.spec ??= null;
-  const change = text.match(NOTE.change);
-  if (change) {
-    const [, file, line, before, after, why] = change;
-    facts.change = changeOf(file, Number(line), before, after, why);
+  const change = readNote(text, 'The line to change is ', [': `', '` → `', '` ('],
+    /\)\.(?=\s|$)/);
+  const changed = change && place(change[0]);
+  if (change && changed) {
+    const [, before, after, why] = change;
+    facts.change = changeOf(changed[0], changed[1], before, after, why);
   }
-  const edited = text.match(NOTE.edited);
-  if (edited) {
-    const why = facts.change?.line === Number(edited[2]) ? facts.change.why : '';
-    facts.edited = changeOf(edited[1], Number(edited[2]), edited[3], edited[4], why);
+  const edited = readNote(text, 'Edited ', [': `', '` → `'], /`\./);
+  const where = edited && place(edited[0]);
+  if (edited && where) {
+    const why = facts.change?.line === where[1] ? facts.change.why : '';
+    facts.edited = changeOf(where[0], where[1], edited[1], edited[2], why);
   }
   for (const m of text.matchAll(NOTE.failedEdit)) {
     facts.failedEdits = Math.max(facts.failedEdits, Number(m[1]));

@@ -71,6 +71,16 @@ function finalSummary(lines: string[]) {
 
 const indentOf = (line: string) => line.length - line.trimStart().length;
 
+// A name or a value, as the model quotes it in its notes and reads it back: at most this many
+// characters (a test can be named with a whole file), cut between characters.
+const QUOTED = 200;
+function short(s: string): string;
+function short(s: string | undefined): string | undefined;
+function short(s: string | undefined): string | undefined {
+  if (s === undefined || s.length <= QUOTED) return s;
+  return `${Array.from(s).slice(0, QUOTED).join('')}…`;
+}
+
 /**
  * The first failing test in TAP, with where it is and what it expected and got:
  *
@@ -90,19 +100,20 @@ function readTapFailing(lines: string[], workdir?: string): Failing | undefined 
     i = end - 1;
     if (!where) continue;
     const failing: Failing = {
-      name: head[2],
+      name: short(head[2]),
       file: relativePath(where[1], workdir),
       line: Number(where[2]),
-      expected: fields.get('expected'),
-      actual: fields.get('actual'),
+      expected: short(fields.get('expected')),
+      actual: short(fields.get('actual')),
     };
     if (failing.expected !== undefined || failing.actual !== undefined) return failing;
-    failing.error = fields.get('error')?.replace(/^'(.*)'$|^"(.*)"$/, '$1$2');
+    failing.error = short(fields.get('error')?.replace(/^'(.*)'$|^"(.*)"$/, '$1$2'));
     // A test file that did not load or exited: node names its test after the file, gives the
     // exit code, and shows what the file printed as `# …` lines above it.
     if (fields.has('exitCode')) {
       const printed = lines.slice(0, i).find((line) => /^# (?:[A-Z]\w*)?Error\b/.test(line));
-      failing.wholeFile = { why: printed?.slice(2) ?? `exit code ${fields.get('exitCode')}` };
+      const why = short(printed?.slice(2)) ?? `exit code ${fields.get('exitCode')}`;
+      failing.wholeFile = { why };
     }
     return failing;
   }
@@ -158,7 +169,7 @@ function readSpecFailing(lines: string[], workdir?: string): Failing | undefined
     const title = lines[j + 1]?.match(/^✖ (.*) \([\d.]+m?s\)$/);
     if (!where || !title) continue;
     const file = relativePath(where[1], workdir);
-    const failing: Failing = { name: title[1], file, line: Number(where[2]) };
+    const failing: Failing = { name: short(title[1]), file, line: Number(where[2]) };
     // Its details follow it, indented, up to the next failure.
     const details: string[] = [];
     for (const line of lines.slice(j + 2, j + 62)) {
@@ -168,9 +179,9 @@ function readSpecFailing(lines: string[], workdir?: string): Failing | undefined
     const value = (key: string) =>
       details.map((line) => line.trim()).find((line) => line.startsWith(`${key}: `))
         ?.slice(key.length + 2).replace(/,$/, '');
-    [failing.expected, failing.actual] = [value('expected'), value('actual')];
+    [failing.expected, failing.actual] = [short(value('expected')), short(value('actual'))];
     if (failing.expected === undefined && failing.actual === undefined) {
-      failing.error = details.find((line) => line.trim())?.trim();
+      failing.error = short(details.find((line) => line.trim())?.trim());
     }
     return failing;
   }

@@ -67,7 +67,13 @@ const KEYWORDS = new Set(['if', 'for', 'while', 'switch', 'return', 'function', 
 /** The functions called in a line's condition (`if (…)`, `while (…)`, `… ? … :`), by name. */
 export function conditionCalls(text: string): string[] {
   const code = codeOf(text);
-  const conditions = [...code.matchAll(/\b(?:if|while)\s*\((.*)\)/g)].map((m) => m[1]);
+  // From the first `if (` or `while (` to the last `)`: one slice, not a pattern that tries every
+  // `if (` against every `)` (quadratic on a long line).
+  const head = /\b(?:if|while)\s*\(/.exec(code);
+  const close = code.lastIndexOf(')');
+  const conditions = head && close >= head.index + head[0].length
+    ? [code.slice(head.index + head[0].length, close)]
+    : [];
   const ternary = code.match(/=\s*([^=?]+)\?/)?.[1];
   const names = [...conditions, ternary ?? ''].flatMap((c) =>
     [...c.matchAll(/(?<![.\w$])([a-z_$][\w$]*)\s*\(/g)].map((m) => m[1]),
@@ -101,7 +107,9 @@ export interface Comparison {
 export function strictComparisons(file: string, line: number, text: string): Comparison[] {
   const code = codeOf(text);
   const found: Comparison[] = [];
-  for (const m of code.matchAll(/([\w$.]+)(\s*)([<>])(?![=<>])(\s*)([\w$.]+)/g)) {
+  // Each side starts where a name starts: begun inside one, a long name is scanned again and
+  // again (quadratic).
+  for (const m of code.matchAll(/(?<![\w$.])([\w$.]+)(\s*)([<>])(?![=<>])(\s*)([\w$.]+)/g)) {
     const before = code[m.index! + m[1].length + m[2].length - 1];
     if (before === '=' || before === '-') continue; // =>, ->
     const [written, left, , op, , right] = m;
