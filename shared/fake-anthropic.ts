@@ -19,6 +19,8 @@
 import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { showControls } from './offline/reply.ts';
+import { head } from './text.ts';
 
 // ── What a test scripts ─────────────────────────────────────────────────────────────────────────
 
@@ -920,7 +922,9 @@ function placeThinking(content: ReplyBlock[], body: any, mode: ReturnType<typeof
   if (own) return content;
   const prompt = [...(body.messages as any[])].reverse().find((m) => m.role === 'user');
   const asked = blocksOf(prompt?.content ?? '').find((b) => b.type === 'text')?.text ?? '';
-  const short = asked.length > 60 ? `${asked.slice(0, 60)}…` : asked;
+  // The chapters print it, and send it back: control characters as escapes (`\x1b`), as the offline
+  // model shows them, and cut between characters (half an emoji is no valid JSON to the API).
+  const short = showControls(asked.length > 60 ? `${head(asked, 60)}…` : asked);
   const blocks = [...content];
   const firstCall = content.findIndex((b) => b.type === 'tool_use');
   if (firstCall >= 0) {

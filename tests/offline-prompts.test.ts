@@ -7,8 +7,10 @@ import { spawn } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import Anthropic from '@anthropic-ai/sdk';
 import { build } from 'esbuild';
 import { expect, it } from 'vitest';
+import { startFakeAnthropic } from '../shared/fake-anthropic.ts';
 import { offlineRespond } from '../shared/offline-model.ts';
 import { REPO, runChapter } from './helpers/run-chapter.ts';
 
@@ -83,6 +85,45 @@ it('shows control characters in its thinking and its summaries as escapes too', 
   const summary = offlineRespond({ system: 'You summarise.', messages });
   expect(shown(summary)).toMatch(/pwned/);
   expect(shown(summary)).not.toMatch(CONTROL);
+});
+
+it('the thinking the server adds to its answer quotes the prompt with escapes too', async () => {
+  // A plain answer has no thinking of its own: the fake adds "Working out how to answer: …".
+  const fake = await startFakeAnthropic({ respond: offlineRespond });
+  try {
+    const client = new Anthropic({ apiKey: 'k', baseURL: fake.url, maxRetries: 0 });
+    const reply = await client.messages.create({
+      model: 'claude-sonnet-5-5',
+      max_tokens: 1024,
+      thinking: { type: 'adaptive', display: 'summarized' } as any,
+      messages: [{ role: 'user', content: `hello ${HOSTILE}` }],
+    });
+    const thinking = reply.content.find((b) => b.type === 'thinking') as { thinking: string };
+    expect(thinking.thinking).toContain('Working out how to answer: "hello \\x1b]0;pwned');
+    expect(shown(reply)).not.toMatch(CONTROL);
+    // Its quote of the prompt is cut between characters: half an emoji, sent back with the next
+    // request, is refused ("no low surrogate in string").
+    const emoji = `${'a'.repeat(59)}😀 and more`;
+    const first = await client.messages.create({
+      model: 'claude-sonnet-5-5',
+      max_tokens: 1024,
+      thinking: { type: 'adaptive', display: 'summarized' } as any,
+      messages: [{ role: 'user', content: emoji }],
+    });
+    const next = await client.messages.create({
+      model: 'claude-sonnet-5-5',
+      max_tokens: 1024,
+      thinking: { type: 'adaptive', display: 'summarized' } as any,
+      messages: [
+        { role: 'user', content: emoji },
+        { role: 'assistant', content: first.content as any },
+        { role: 'user', content: 'history' },
+      ],
+    });
+    expect(shown(next)).toContain('2 prompts from you');
+  } finally {
+    await fake.close();
+  }
 });
 
 // ── Item 11: a command is that command ───────────────────────────────────────────────────────────

@@ -1,9 +1,9 @@
 /**
  * The offline demo model's command language, as it was before it learned tasks, and still there
  * for quick looks: `run <command>`, `read <file>`, `list`, `search <regex>`, `write`, `edit`,
- * `delegate`, `compact`, `history`, `prompt`, and two joined with "then". Each becomes a tool call
- * with the best tool the chapter offers; after the results it quotes them back, and says that it
- * only echoes them.
+ * `delegate`, `compact`, `history`, `prompt`, and up to five joined with "then". Each is a tool
+ * call with the best tool the chapter offers; after the results it quotes them back, and says
+ * that it only echoes them.
  */
 import type { MessageReply, ReplyBlock } from '../fake-anthropic.ts';
 import { blocks, SUMMARY_HEAD, textOf, type Message } from './conversation.ts';
