@@ -198,6 +198,13 @@ it('says a test run timed out, in the tool’s words, and stops instead of runni
   const reply = ask(afterRun('TAP version 13\n# Subtest: waits forever\n[timed out after 120s; killed]'));
   expect(calls(reply), 'no second run').toEqual([]);
   expect(said(reply)).toMatch(/timed out after 120s; killed/);
+  // Stopped by you (Ctrl+C), then `continue`: you asked for it, so it runs them again.
+  const resumed = ask([
+    ...afterRun('TAP version 13\n# Subtest: slow\n[exit code 130]'),
+    { role: 'user', content: '[interrupted by the user]' },
+    { role: 'user', content: 'continue' },
+  ]);
+  expect(calls(resumed)).toEqual([expect.objectContaining({ name: 'bash', input: TEST_CALL })]);
 });
 
 // ── Item 7: a file it cannot read ────────────────────────────────────────────────────────────────
@@ -238,6 +245,15 @@ it('reports an edit that failed for another reason than its old text, and does n
   expect(calls(reply), 'no new read, no retry').toEqual([]);
   expect(said(reply)).toContain('EACCES: permission denied');
   expect(`${said(reply)}\n${said(reply, 'thinking')}`).not.toMatch(/must have changed|not in src/);
+  // s01 edits with `sed -i … && cat -n …`: sed's own error, and its exit code.
+  const sed = "sed -i '19s/quantity > LIMIT/quantity >= LIMIT/' src/discounts.js && cat -n src/discounts.js | sed -n '19p'";
+  const bash = ask([
+    { role: 'user', content: 'fix the failing test' },
+    { role: 'assistant', content: [{ type: 'text', text: notes }, use('t1', 'bash', { command: sed })] },
+    { role: 'user', content: [result('t1', 'sed: couldn\'t open temporary file src/sedX1: Permission denied\n[exit code 4]')] },
+  ], [{ name: 'bash' }]);
+  expect(calls(bash), 'no new read, no retry with bash either').toEqual([]);
+  expect(said(bash)).toContain('Permission denied (exit code 4)');
 });
 
 // ── Item 13: what it cannot do ───────────────────────────────────────────────────────────────────

@@ -259,7 +259,7 @@ const QUOTED = 300;
  * What the tool said, in its own words: an error result's message, or bash's output with the
  * status it ended with (`exit code 2`, `timed out after 120s; killed`).
  */
-export function toolSaid(text: string): string {
+function toolSaid(text: string): string {
   const lines = text.trimEnd().split('\n');
   const status = lines.at(-1)?.match(/^\[([^\]]*)\]$/)?.[1];
   const first = (status === undefined ? lines : lines.slice(0, -1)).find((line) => line.trim());
