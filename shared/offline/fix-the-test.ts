@@ -110,7 +110,8 @@ function decide(facts: Facts, tools: Set<string>): Step {
   const { failing, before, after, fn, module, change, edited } = facts;
   if (facts.failed !== undefined) return failed(facts.last!, facts.failed);
   if (!before && !after && !failing) {
-    // A run stopped halfway (Ctrl+C kills the command) ends before node's summary: no result.
+    // A run you stopped halfway (Ctrl+C), then asked to continue: run it again. One that ended
+    // before node's summary by itself (killed by the tool's timeout, say) has ended the task.
     const cut = facts.last && callKind(facts.last) === 'tests' && facts.last.result?.usable;
     const first = "The task is to fix the failing test. First I want to see it fail, in node's " +
       "own words: which test, where, what it expected. I'll run node's test runner with its " +
