@@ -6,8 +6,8 @@
  * that it only echoes them.
  */
 import type { MessageReply, ReplyBlock } from '../fake-anthropic.ts';
-import { blocks, SUMMARY_HEAD, textOf, type Message } from './conversation.ts';
 import { head } from '../text.ts';
+import { blocks, SUMMARY_HEAD, textOf, type Message } from './conversation.ts';
 import { say } from './reply.ts';
 import { DEMO_TASKS } from './tasks.ts';
 
