@@ -2,8 +2,8 @@
  * The command line every chapter shares (s01–s06; shared runtime, not a chapter's mechanism): flags
  * and usage, exit codes, the REPL's prompt, the check for a terminal, a reader who stops listening.
  *
- * Exit codes: 0 done, 1 the API failed, 2 wrong usage (from s04 also: a session that cannot be
- * opened), 130 interrupted (Ctrl+C).
+ * Exit codes: 0 done, 1 the API failed or no final answer came (-p), 2 wrong usage (from s04 also:
+ * a session that cannot be opened), 130 interrupted (Ctrl+C).
  */
 import { realpathSync } from 'node:fs';
 import { createInterface } from 'node:readline';
