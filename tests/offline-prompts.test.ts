@@ -306,9 +306,10 @@ it('a chapter run offline prints a hostile file name escaped: its thinking, its 
     files: { [file]: 'export function lineTotal(price, n) {\n  return price * n;\n}\n' },
   });
   expect(run.code, run.stderr).toBe(0);
-  // Not the chapter's `> read_file …` lines: a tool's input is the chapter's to show.
-  const printed = `${run.stdout}\n${run.stderr}`.split('\n').filter((l) => !l.startsWith('> '));
-  expect(printed.join('\n'), 'no raw ESC, BEL or other control character').not.toMatch(CONTROL);
+  // The chapter's own `> read_file src/…` line too: paint (shared/terminal.ts) shows it escaped.
+  const printed = `${run.stdout}\n${run.stderr}`;
+  expect(printed, 'no raw ESC, BEL or other control character').not.toMatch(CONTROL);
+  expect(run.stderr, 'the tool call names it escaped').toMatch(/^> read_file src\/\\x1b\]0;pwned/m);
   const escaped = /\[thinking\][^\n]*src\/\\x1b\]0;pwned\\x07/;
   expect(run.stderr, 'the thinking names it escaped').toMatch(escaped);
   const answer = 'lineTotal is defined in src/\\x1b]0;pwned';
