@@ -5,10 +5,11 @@
  * reader's and nothing else; a .env planted in the copy is never read; parallel runs and a run
  * still using the copy do not trip each other; and its own flags and npm's are read right.
  *
- * Each run is scripts/demo.ts under tsx, as `npm run demo` runs it (runDemo in helpers/demo.ts),
- * with HOME a temporary folder. A refusal stops before the chapter loads (~0.35 CPU-s); a run that
- * gets as far as the chapter uses -h where it can (~1 CPU-s). The tests that need a second user
- * run only as root, which can give a folder to uid 65534; they say so when they skip.
+ * Each run is scripts/demo.ts with its chapter, both from bundles under node (runDemo in
+ * helpers/demo.ts; the launcher test in demo.test.ts runs it through tsx, as npm run demo does),
+ * with HOME a temporary folder. A run that gets as far as the chapter uses -h where it can. The
+ * tests that need a second user run only as root, which can give a folder to uid 65534; they say
+ * so when they skip.
  */
 import { chmodSync, chownSync, cpSync, existsSync, lstatSync, mkdirSync, mkdtempSync } from 'node:fs';
 import { readdirSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';

@@ -10,13 +10,12 @@
  * AGENTS.md followed only while it is there (s06). And the same task, on the project laid out
  * differently, still done: each step follows what the tools showed, not a script.
  */
-import { execFile } from 'node:child_process';
 import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { copyDemo, DEMO, DEMO_ENV, demoCopy, edit, FIX, nodeTest, varyDemo } from './helpers/demo.ts';
-import { REPO, runChapter, runRepl, type RunResult } from './helpers/run-chapter.ts';
+import { copyDemo, DEMO, DEMO_ENV, demoCopy, edit, FIX, nodeTest, runDemo, varyDemo } from './helpers/demo.ts';
+import { runChapter, runRepl, type RunResult } from './helpers/run-chapter.ts';
 
 // A run is ten replies or so, and the sample project's tests twice: a few seconds of CPU each. On a
 // busy machine (the whole suite, two cores) the concurrent runs take longer than the default.
@@ -203,17 +202,11 @@ describe.concurrent('the offline demo model on the sample project', () => {
 
   it('npm run demo <chapter>: copies demo/ once, says where it works, reuses the copy, and --fresh starts over, sessions too', async () => {
     const tmp = mkdtempSync(join(tmpdir(), 'lah-demo-script-'));
-    const env: Record<string, string> = { PATH: process.env.PATH!, HOME: tmp, TMPDIR: tmp, NO_COLOR: '1' };
-    // Not spawnSync: the tests beside this one go on meanwhile, in this process.
-    const demo = (...args: string[]) =>
-      new Promise<{ status: number | null; stdout: string; stderr: string }>((done) => {
-        const tsx = join(REPO, 'node_modules/.bin/tsx');
-        execFile(tsx, ['scripts/demo.ts', 's04', ...args], { cwd: REPO, env }, (error, stdout, stderr) =>
-          done({ status: error ? (typeof error.code === 'number' ? error.code : null) : 0, stdout, stderr }),
-        );
-      });
+    const env = { HOME: tmp, TMPDIR: tmp };
+    // The first run as npm run demo runs it, through tsx; the others from bundles (runDemo).
+    const demo = (...args: string[]) => runDemo(['s04', ...args], env);
     const copy = demoCopy(tmp, 's04'); // ~/.learn-agent-harness/demo/lah-demo-s04: the reader's alone
-    const first = await demo('-p', 'run echo changed > CHANGELOG.md');
+    const first = await runDemo(['s04', '-p', 'run echo changed > CHANGELOG.md'], env, { viaTsx: true });
     expect(first.status, first.stderr).toBe(0);
     expect(first.stderr).toContain(`[demo: working in ${copy}, a fresh copy of demo/; npm run demo s04 -- --fresh starts over]`);
     expect(readFileSync(join(copy, 'CHANGELOG.md'), 'utf8'), 'the chapter ran in the copy').toBe('changed\n');

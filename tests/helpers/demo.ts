@@ -7,10 +7,13 @@
  */
 import { execFile, spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { cpSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, renameSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { REPO } from '../../scripts/chapters.ts';
-import { BUNDLE_DIR } from './bundle.ts';
+import { pathToFileURL } from 'node:url';
+import { build } from 'esbuild';
+import { chapterCode, chapterFolder, REPO } from '../../scripts/chapters.ts';
+import { BUNDLE_DIR, bundleChapter } from './bundle.ts';
 
 export const DEMO = join(REPO, 'demo');
 
@@ -34,22 +37,88 @@ export interface DemoRun {
 export const TSX_TMPDIR = join(dirname(BUNDLE_DIR), 'lah-tsx');
 
 /**
- * `npm run demo <args…>` as a reader runs it: scripts/demo.ts under the tsx CLI, from the repo,
- * with this environment and nothing else (PATH and NO_COLOR are added). Not spawnSync: the tests
- * beside it go on meanwhile. A run still going after 60 s is killed (status null).
+ * `npm run demo <args…>`: scripts/demo.ts from the repo, with this environment and nothing else
+ * (PATH and NO_COLOR are added). Not spawnSync: the tests beside it go on meanwhile. A run still
+ * going after 60 s is killed (status null).
+ *
+ * `viaTsx` runs it under the tsx CLI, exactly as npm run demo does. Otherwise it runs as the
+ * chapters' tests run a chapter: scripts/demo.ts from a bundle under node, and the chapter it
+ * starts from that chapter's bundle (see demoBundle); tsx's loader would cost more than most of
+ * these runs (about 1 CPU-s a start that loads a chapter, against 0.2).
  */
-export function runDemo(args: string[], env: Record<string, string>): Promise<DemoRun> {
+export async function runDemo(
+  args: string[],
+  env: Record<string, string>,
+  opts: { viaTsx?: boolean } = {},
+): Promise<DemoRun> {
   mkdirSync(TSX_TMPDIR, { recursive: true });
-  const tsx = join(REPO, 'node_modules/.bin/tsx');
   const all = { PATH: process.env.PATH!, NO_COLOR: '1', TMPDIR: TSX_TMPDIR, ...env };
+  let command = [join(REPO, 'node_modules/.bin/tsx'), 'scripts/demo.ts'];
+  if (!opts.viaTsx) {
+    const folder = chapterFolder(args[0] ?? '');
+    const code = folder && chapterCode(folder);
+    const bundles = code ? { [code]: await bundleChapter(code) } : {};
+    Object.assign(all, { LAH_DEMO_BUNDLES: JSON.stringify(bundles) });
+    command = [process.execPath, '--liftoff-only', await demoBundle()];
+  }
   const options = { cwd: REPO, env: all, timeout: 60_000, killSignal: 'SIGKILL' as const };
   return new Promise((done) => {
-    execFile(tsx, ['scripts/demo.ts', ...args], options, (error, stdout, stderr) => {
+    execFile(command[0], [...command.slice(1), ...args], options, (error, stdout, stderr) => {
       const status = error ? (typeof error.code === 'number' ? error.code : null) : 0;
       done({ status, stdout, stderr });
     });
   });
 }
+
+/**
+ * scripts/demo.ts in one file for node, built once per test worker. Two changes, both in what it
+ * imports from scripts/chapters.ts: REPO is the repo's (import.meta.url would name the bundle),
+ * and chapterCode gives the chapter's bundle that LAH_DEMO_BUNDLES maps its code.ts to (node
+ * cannot import a .ts file; demo.ts imports what chapterCode gives, and the chapter's main() runs
+ * when process.argv[1] is that same file).
+ */
+function demoBundle(): Promise<string> {
+  demoBundleBuild ??= (async () => {
+    const chapters = join(REPO, 'scripts', 'chapters.ts');
+    const redirect = `
+export function chapterCode(chapter: string): string {
+  const code = sourceOf(chapter);
+  return JSON.parse(process.env.LAH_DEMO_BUNDLES ?? '{}')[code] ?? code;
+}`;
+    const result = await build({
+      entryPoints: [join(REPO, 'scripts', 'demo.ts')],
+      bundle: true,
+      format: 'esm',
+      platform: 'node',
+      target: 'node20',
+      write: false,
+      logLevel: 'silent',
+      define: { 'import.meta.url': JSON.stringify(pathToFileURL(chapters).href) },
+      plugins: [{
+        name: 'chapter-bundles',
+        setup(b) {
+          b.onLoad({ filter: /[\\/]scripts[\\/]chapters\.ts$/ }, (file) => {
+            const text = readFileSync(file.path, 'utf8');
+            const from = 'export function chapterCode(';
+            if (!text.includes(from)) throw new Error(`scripts/chapters.ts has no "${from}"`);
+            return { contents: text.replace(from, 'function sourceOf(') + redirect, loader: 'ts' };
+          });
+        },
+      }],
+    });
+    const code = result.outputFiles[0].contents;
+    const file = join(BUNDLE_DIR, `demo-${createHash('sha256').update(code).digest('hex').slice(0, 24)}.mjs`);
+    mkdirSync(BUNDLE_DIR, { recursive: true });
+    if (!existsSync(file)) {
+      writeFileSync(`${file}.${process.pid}.tmp`, code);
+      renameSync(`${file}.${process.pid}.tmp`, file);
+    }
+    return file;
+  })();
+  return demoBundleBuild;
+}
+
+let demoBundleBuild: Promise<string> | undefined;
 
 /** Copy demo/ into a workspace (runChapter's `setup`). */
 export function copyDemo(workspace: string): void {
