@@ -13,6 +13,7 @@ import { build } from 'esbuild';
 import { expect, it } from 'vitest';
 import { offlineRespond } from '../shared/offline-model.ts';
 import { readTestRun } from '../shared/offline/outputs.ts';
+import { TAP_FAILURE } from './helpers/node-test-output.ts';
 
 const TOOLS = ['bash', 'read_file', 'write_file', 'edit_file', 'glob', 'grep'].map((name) => ({ name }));
 const SYSTEM = 'You are a coding agent working in /work/shop. Use the tools.';
@@ -35,24 +36,6 @@ const afterRun = (output: string) => [
 const SUMMARY = (total: number, pass: number, fail: number) =>
   `1..${total}\n# tests ${total}\n# suites 0\n# pass ${pass}\n# fail ${fail}\n# cancelled 0\n` +
   '# skipped 0\n# todo 0\n# duration_ms 150.5';
-const FAILURE = `# Subtest: gives the bulk discount from 10 items
-not ok 20 - gives the bulk discount from 10 items
-  ---
-  duration_ms: 1.59
-  type: 'test'
-  location: '/work/shop/test/discounts.test.js:21:1'
-  failureType: 'testCodeFailure'
-  error: |-
-    Expected values to be strictly equal:
-
-    10000 !== 9000
-
-  code: 'ERR_ASSERTION'
-  name: 'AssertionError'
-  expected: 9000
-  actual: 10000
-  operator: 'strictEqual'
-  ...`;
 
 // What node 20 printed for a test folder named "a<newline>b": its location as a YAML block.
 const BLOCK_LOCATION = `TAP version 13
@@ -161,7 +144,7 @@ it("reads node's final summary, not a test's output that imitates it", () => {
   // Node's TAP shows a test's console.log as `# …` lines; spec prints it as it is.
   const logged = '# tests 53\n# suites 0\n# pass 53\n# fail 0\n';
   const tap = `TAP version 13\n${logged}# Subtest: logs\nok 1 - logs\n  ---\n  duration_ms: 1\n  ...\n` +
-    `${FAILURE}\n${SUMMARY(2, 1, 1)}\n[exit code 1]`;
+    `${TAP_FAILURE}\n${SUMMARY(2, 1, 1)}\n[exit code 1]`;
   expect(readTestRun(tap, '/work/shop')).toMatchObject({ total: 2, pass: 1, fail: 1 });
   const spec = 'ℹ tests 53\nℹ pass 53\nℹ fail 0\n✔ logs (1ms)\n✖ fails (1ms)\n' +
     'ℹ tests 2\nℹ suites 0\nℹ pass 1\nℹ fail 1\nℹ cancelled 0\nℹ skipped 0\nℹ todo 0\n' +
@@ -186,7 +169,7 @@ it('does not say "Fixed" when a test that logs a summary of its own still fails 
     { role: 'assistant', content: [{ type: 'text', text: notes }, use('t1', 'edit_file', edit)] },
     { role: 'user', content: [result('t1', 'Edited src/discounts.js')] },
     { role: 'assistant', content: [{ type: 'text', text: 'Edited src/discounts.js:19: `return quantity > LIMIT;` → `return quantity >= LIMIT;`.' }, use('t2', 'bash', TEST_CALL)] },
-    { role: 'user', content: [result('t2', `TAP version 13\n${logged}${FAILURE}\n${SUMMARY(2, 1, 1)}\n[exit code 1]`)] },
+    { role: 'user', content: [result('t2', `TAP version 13\n${logged}${TAP_FAILURE}\n${SUMMARY(2, 1, 1)}\n[exit code 1]`)] },
   ]);
   expect(said(reply)).not.toMatch(/Fixed/);
   expect(said(reply)).toMatch(/1 of 2 tests still fail/);
@@ -212,7 +195,7 @@ it('says a test run timed out, in the tool’s words, and stops instead of runni
 it('reports a read that failed, in the tool’s words, and stops instead of reading it again', () => {
   const denied = "Error: EACCES: permission denied, open '/work/shop/test/discounts.test.js'";
   const reply = ask([
-    ...afterRun(`${FAILURE}\n${SUMMARY(52, 51, 1)}\n[exit code 1]`),
+    ...afterRun(`${TAP_FAILURE}\n${SUMMARY(52, 51, 1)}\n[exit code 1]`),
     { role: 'assistant', content: [use('t2', 'read_file', { file_path: 'test/discounts.test.js', offset: 15, limit: 21 })] },
     { role: 'user', content: [result('t2', denied, true)] },
   ]);
@@ -220,7 +203,7 @@ it('reports a read that failed, in the tool’s words, and stops instead of read
   expect(said(reply)).toContain('EACCES: permission denied');
   // s01 reads with cat -n: the failure is in the output, and the pipe's status is sed's.
   const bash = ask([
-    ...afterRun(`${FAILURE}\n${SUMMARY(52, 51, 1)}\n[exit code 1]`),
+    ...afterRun(`${TAP_FAILURE}\n${SUMMARY(52, 51, 1)}\n[exit code 1]`),
     { role: 'assistant', content: [use('t2', 'bash', { command: "cat -n test/discounts.test.js | sed -n '15,35p'" })] },
     { role: 'user', content: [result('t2', 'cat: test/discounts.test.js: Permission denied\n[exit code 0]')] },
   ], [{ name: 'bash' }]);

@@ -5,6 +5,7 @@
 import { expect, it } from 'vitest';
 import { offlineBanner, offlineRespond } from '../shared/offline-model.ts';
 import { readTestRun } from '../shared/offline/outputs.ts';
+import { TAP_FAILURE } from './helpers/node-test-output.ts';
 
 it('shows a tool call whose input it cuts with the cut marked, never as if the cut were a value', () => {
   const input = { file_path: 'notes.txt', old_string: 'hello there', new_string: 'goodbye and thanks for all' };
@@ -57,24 +58,7 @@ test at test/discounts.test.js:21:1
     expected: 9000,
     operator: 'strictEqual'
   }`;
-const TAP = `# Subtest: gives the bulk discount from 10 items
-not ok 20 - gives the bulk discount from 10 items
-  ---
-  duration_ms: 1.59
-  type: 'test'
-  location: '/work/shop/test/discounts.test.js:21:1'
-  failureType: 'testCodeFailure'
-  error: |-
-    Expected values to be strictly equal:
-
-    10000 !== 9000
-
-  code: 'ERR_ASSERTION'
-  name: 'AssertionError'
-  expected: 9000
-  actual: 10000
-  operator: 'strictEqual'
-  ...
+const TAP = `${TAP_FAILURE}
 1..52
 # tests 52
 # suites 0
