@@ -12,7 +12,7 @@
  *   chapterCode('s02')    '<repo>/s02_tools/code.ts' (or it throws)
  *   chapterFlags('s04_session')  { prompt: { type: 'string', short: 'p' }, continue: …, … }
  */
-import { existsSync, readdirSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -42,21 +42,20 @@ export function chapterCode(chapter: string): string {
 type Flag = { type: 'string' | 'boolean'; short?: string };
 
 /**
- * The flags a chapter takes: the `flags` its code.ts gives parseFlags (shared/cli.ts), plus -h and
- * --trace, which every chapter has. `npm run demo` passes these on, and refuses any other with its
- * own usage. -p from s01; the session flags from s04; --show-prompt from s06 (a test compares this
- * with each code.ts).
+ * The flags a chapter takes: the `flags` its code.ts gives parseFlags (shared/cli.ts), read from
+ * the file as it is now (an exercise may add one: --max-rounds in s01), plus -h and --trace, which
+ * every chapter has. `npm run demo` passes these on, and refuses any other with its own usage.
+ * Undefined when code.ts has no `const flags = { … } as const;` to read: then all are passed on.
  */
-export function chapterFlags(folder: string): Record<string, Flag> {
-  const number = Number(folder.slice(1, 3));
-  const flags: Record<string, Flag> = {
-    prompt: { type: 'string', short: 'p' },
-  };
-  if (number >= 4) {
-    flags.continue = { type: 'boolean', short: 'c' };
-    flags.resume = { type: 'string', short: 'r' };
-    flags.sessions = { type: 'boolean' };
+export function chapterFlags(folder: string, root = REPO): Record<string, Flag> | undefined {
+  const code = readFileSync(join(root, folder, 'code.ts'), 'utf8');
+  const block = /^ *const flags = \{\n((?: .*\n)*?) *\} as const;/m.exec(code)?.[1];
+  if (block === undefined) return undefined;
+  // `    prompt: { type: 'string', short: 'p' },` or `    'max-rounds': { type: 'string' },`
+  const line = /^ *'?([\w-]+)'?: \{ type: '(string|boolean)'(?:, short: '(\w)')? \}/gm;
+  const flags: Record<string, Flag> = {};
+  for (const [, name, type, short] of block.matchAll(line)) {
+    flags[name] = short ? { type: type as Flag['type'], short } : { type: type as Flag['type'] };
   }
-  if (number >= 6) flags['show-prompt'] = { type: 'boolean' };
   return { ...flags, help: { type: 'boolean', short: 'h' }, trace: { type: 'string' } };
 }

@@ -54,11 +54,13 @@ const short = folder.slice(0, 3);
 // The chapter's own flags pass on; --fresh is the demo's. Anything else gets the demo's usage
 // here, rather than the chapter's (which would say `npx tsx …`). --trace alone is --trace= (as in
 // shared/cli.ts: parseArgs has no flag with an optional value).
-const options = { ...chapterFlags(folder), fresh: { type: 'boolean' as const } };
+const own = chapterFlags(folder); // undefined: its code.ts lists none we can read; all pass on
+const options = { ...own, fresh: { type: 'boolean' as const } };
 const parsed = (() => {
   const args = rest.map((arg) => (arg === '--trace' ? '--trace=' : arg));
+  const strict = own !== undefined;
   try {
-    return parseArgs({ args, options, strict: true, allowPositionals: false, tokens: true });
+    return parseArgs({ args, options, strict, allowPositionals: !strict, tokens: true });
   } catch (err) {
     const { code, message } = err as { code?: string; message: string };
     const what = /'([^']*)'/.exec(message)?.[1] ?? '';
