@@ -1,11 +1,11 @@
 /**
  * npm run check s01 — check your exercise solutions for one chapter.
- * Runs each exercise's check against that chapter's code.ts, as you have changed it.
+ * Runs each exercise's check against that chapter, as you have changed it (any of its files).
  * Exit codes: 0 all pass, 1 a check fails, or the chapter does not compile or has a type error;
  * 2 usage.
  */
 import { existsSync, realpathSync } from 'node:fs';
-import { dirname, join, relative } from 'node:path';
+import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { loadChecks } from '../tests/helpers/exercises.ts';
 import { BundleError, bundleChapter } from '../tests/helpers/bundle.ts';
@@ -19,7 +19,7 @@ type Said = { exit: number; out: string; err: string };
  * What the arguments ask for: the code.ts of a chapter with exercises, or what to print (on
  * stdout or stderr) and the exit code.
  */
-export function checkArgs(args: string[]): { code: string } | Said {
+export function checkArgs(args: string[]): { folder: string; code: string } | Said {
   const withExercises = chapters()
     .filter((d) => existsSync(join(REPO, d, 'exercises', 'checks.ts')));
   const usage = 'Usage: npm run check <chapter>   e.g. npm run check s01\n' +
@@ -32,7 +32,7 @@ export function checkArgs(args: string[]): { code: string } | Said {
   const folder = chapterFolder(chapter);
   if (!folder) return wrong(`There is no chapter "${chapter}".`);
   if (!withExercises.includes(folder)) return wrong(`${folder} has no exercises.`);
-  return { code: join(REPO, folder, 'code.ts') };
+  return { folder, code: join(REPO, folder, 'code.ts') };
 }
 
 async function main(): Promise<void> {
@@ -42,16 +42,17 @@ async function main(): Promise<void> {
     if (asked.err) console.error(asked.err);
     process.exit(asked.exit);
   }
-  const { code } = asked;
+  const { folder, code } = asked;
 
-  // Compile first: a typo in code.ts should read as a typo (file, line, the code), not as the
-  // first check failing in some unrelated way.
+  // Compile first: a typo in one of the chapter's files should read as a typo (file, line, the
+  // code), not as the first check failing in some unrelated way.
   try {
     await bundleChapter(code);
   } catch (err) {
     if (!(err instanceof BundleError)) throw err;
-    const first = 'Fix this first: no exercise check can run until ' +
-      `${relative(REPO, code)} compiles.`;
+    const files = err.files.join(' and ');
+    const first = `Fix this first: no exercise check of ${folder} can run until ${files} ` +
+      `${err.files.length > 1 ? 'compile' : 'compiles'}.`;
     console.error(`${err.message}\n\n${first}`);
     process.exit(1);
   }
@@ -60,14 +61,13 @@ async function main(): Promise<void> {
   // and fail later in some other way.
   const typeProblems = typeErrors(dirname(code));
   if (typeProblems) {
-    const where = relative(REPO, dirname(code));
     const first = 'Fix this first: no exercise check runs until they are gone.';
-    console.error(`${where} has type errors:\n\n${typeProblems}\n\n${first}`);
+    console.error(`${folder} has type errors:\n\n${typeProblems}\n\n${first}`);
     process.exit(1);
   }
 
   const checks = await loadChecks(code);
-  console.log(`Checking the exercises of ${relative(REPO, code)}\n`);
+  console.log(`Checking the exercises of ${folder}\n`);
   let passed = 0;
   for (const check of checks) {
     try {

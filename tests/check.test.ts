@@ -1,7 +1,8 @@
 /**
  * `npm run check sNN` as a reader runs it on a chapter they have changed: a type error is reported
  * as one, with its file, line and code, before any exercise check runs (esbuild, which runs the
- * chapter, only strips types). The reader's repo is a copy here, so the real chapter stays as it is.
+ * chapter, only strips types); a file that does not compile is named, whichever of the chapter's
+ * files it is. The reader's repo is a copy here, so the real chapter stays as it is.
  */
 import { spawnSync } from 'node:child_process';
 import { cpSync, mkdtempSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
@@ -31,6 +32,34 @@ it('npm run check reports a type error in the chapter (file, line, the code), an
   expect(run.stdout, 'no exercise check ran').not.toMatch(/passed|failed/);
 });
 
+it('npm run check names the chapter it checks, and the file that does not compile', () => {
+  const copy = mkdtempSync(join(tmpdir(), 'lah-check-'));
+  for (const name of ['package.json', 'tsconfig.json', 'scripts', 'tests', 's03_subagent']) {
+    cpSync(join(REPO, name), join(copy, name), { recursive: true });
+  }
+  for (const name of ['node_modules', 'shared']) symlinkSync(join(REPO, name), join(copy, name));
+  const check = () => spawnSync(join(REPO, 'node_modules', '.bin', 'tsx'), ['scripts/check.ts', 's03'], { cwd: copy, encoding: 'utf8' });
+
+  // s03's exercises are in subagent.ts and tools.ts: the reader's typo there is not in code.ts.
+  const tools = join(copy, 's03_subagent', 'tools.ts');
+  const shipped = readFileSync(tools, 'utf8');
+  writeFileSync(tools, shipped.replace(/^export const TOOLS/m, 'export const TOOLS TOOLS'));
+  const broken = check();
+  expect(broken.status, 'a file that does not compile fails the check').toBe(1);
+  expect(broken.stderr, 'the file that does not compile, by name').toMatch(/^s03_subagent\/tools\.ts does not compile:/);
+  expect(broken.stderr, 'not code.ts, which is fine').not.toContain('code.ts');
+  expect(broken.stderr, 'what to do, naming the file').toContain('until s03_subagent/tools.ts compiles');
+
+  // Fixed, with a check that passes at once (the real ones run the chapter: the suite has them).
+  writeFileSync(tools, shipped);
+  const stub = "export const checks = [{ id: 'x', title: 'x', async run() {} }];\n";
+  writeFileSync(join(copy, 's03_subagent', 'exercises', 'checks.ts'), stub);
+  const fine = check();
+  expect(fine.status, `the check passes; it printed:\n${fine.stdout}${fine.stderr}`).toBe(0);
+  expect(fine.stdout, 'the chapter checked, not its code.ts').toMatch(/^Checking the exercises of s03_subagent\b/);
+  expect(fine.stdout).not.toContain('code.ts');
+});
+
 it('npm run check --help prints the usage and exits 0; a wrong chapter or option, 2', () => {
   const help = checkArgs(['--help']);
   expect(help, '--help is not a chapter').toMatchObject({ exit: 0, err: '' });
@@ -41,6 +70,6 @@ it('npm run check --help prints the usage and exits 0; a wrong chapter or option
     expect(wrong, `${args.join(' ')}: usage on stderr, exit 2`).toMatchObject({ exit: 2, out: '' });
     expect('err' in wrong && wrong.err, args.join(' ')).toContain('Usage: npm run check <chapter>');
   }
-  expect(checkArgs(['s01']), 'a chapter with exercises: its code.ts')
-    .toEqual({ code: join(REPO, 's01_agent_loop', 'code.ts') });
+  expect(checkArgs(['s01']), 'a chapter with exercises: its folder and code.ts')
+    .toEqual({ folder: 's01_agent_loop', code: join(REPO, 's01_agent_loop', 'code.ts') });
 });

@@ -61,8 +61,13 @@ const INSTALLED_LOCKFILE = join(REAL_NODE_MODULES, '.package-lock.json');
 // Bundles not used for this long are removed when a new one is written (one per edit of a chapter).
 const KEEP_UNUSED_MS = 3 * 24 * 3600_000;
 
-/** The reader's file does not compile; `message` is esbuild's, with file, line and the code. */
-export class BundleError extends Error {}
+/** The reader's code does not compile; `message` is esbuild's, with file, line and the code. */
+export class BundleError extends Error {
+  /** The files esbuild refused, relative to the repo: ['s03_subagent/tools.ts']. */
+  constructor(message: string, readonly files: string[]) {
+    super(message);
+  }
+}
 
 const sha = (text: string | Buffer) => createHash('sha256').update(text).digest('hex').slice(0, 24);
 
@@ -157,7 +162,11 @@ async function buildBundle(entry: string, manifest: string): Promise<string> {
   }).catch(async (err: { errors?: Message[] }) => {
     if (!err.errors?.length) throw err;
     const text = await formatMessages(err.errors, { kind: 'error', color: false });
-    throw new BundleError(`${relative(REPO, entry)} does not compile:\n\n${text.join('\n').trimEnd()}`);
+    // Name the file the error is in (tools.ts, say), not the entry that imports it.
+    const where = err.errors.map((e) => e.location?.file ?? relative(REPO, entry));
+    const files = [...new Set(where)];
+    const does = `${files.join(', ')} ${files.length > 1 ? 'do' : 'does'} not compile`;
+    throw new BundleError(`${does}:\n\n${text.join('\n').trimEnd()}`, files);
   });
   const inputs = Object.keys(result.metafile.inputs); // relative to absWorkingDir, i.e. REPO
   const key = inputsKey(entry, inputs, seen);
