@@ -4,8 +4,8 @@
  * Lines are counted as `wc -l` counts them.
  *
  *   npm run lines -- --check   also name every size limit a chapter breaks (exit 1 if any)
- *   npm run lines -- --write   put the table in README.md (and README.zh.md) between the markers
- *                              <!-- lines:start --> and <!-- lines:end -->, where they are
+ *   npm run lines -- --write   put the table in README.md (and, in Chinese, README.zh.md) between
+ *                              the markers <!-- lines:start --> and <!-- lines:end -->, where they are
  *
  * tests/layout.test.ts checks that a README with the markers shows what this computes.
  */
@@ -71,24 +71,39 @@ export function countChapterLines(root: string): { chapters: ChapterLines[]; run
   return { chapters, runtime };
 }
 
-/** The table (and the runtime line under it) as markdown. */
-export function linesTable(root: string): string {
+// The table's words in each README's language: README.zh.md gets a Chinese table.
+const WORDS = {
+  en: {
+    head: '| Chapter | code.ts | Largest other file | Files | To read | Removed |',
+    notes: (runtime: number) => [
+      'Against the previous chapter: *to read* is the lines of its new files plus the lines added to',
+      'the files it changed; *removed*, the lines taken out of the files it changed.',
+      '',
+      `The shared runtime (shared/*.ts, the fake API, offline model and tracer aside): ${runtime} lines.`,
+    ],
+  },
+  zh: {
+    head: '| 章节 | code.ts | 其他文件中最大的 | 文件数 | 要读 | 删去 |',
+    notes: (runtime: number) => [
+      '都和上一章比：*要读*是新文件的行数，加上改动过的文件里新增的行数；*删去*是从改动过的文件里',
+      '删掉的行数。',
+      '',
+      `共享运行时（shared/*.ts，不算模拟 API、离线演示模型和 trace 记录器）：${runtime} 行。`,
+    ],
+  },
+};
+
+/** The table (and the runtime line under it) as markdown, in the language of `readme`. */
+export function linesTable(root: string, readme = 'README.md'): string {
+  const words = readme.endsWith('.zh.md') ? WORDS.zh : WORDS.en;
   const { chapters, runtime } = countChapterLines(root);
   const rows = chapters.map((c) => {
     const largest = c.largest ? `${c.largest.name} (${c.largest.lines})` : '—';
     const cells = [c.chapter, c.code, largest, c.files, c.toRead, c.removed];
     return `| ${cells.join(' | ')} |`;
   });
-  return [
-    '| Chapter | code.ts | Largest other file | Files | To read | Removed |',
-    '| :-- | --: | :-- | --: | --: | --: |',
-    ...rows,
-    '',
-    'Against the previous chapter: *to read* is the lines of its new files plus the lines added to',
-    'the files it changed; *removed*, the lines taken out of the files it changed.',
-    '',
-    `The shared runtime (shared/*.ts, the fake API, offline model and tracer aside): ${runtime} lines.`,
-  ].join('\n');
+  return [words.head, '| :-- | --: | :-- | --: | --: | --: |', ...rows, '', ...words.notes(runtime)]
+    .join('\n');
 }
 
 export const START = '<!-- lines:start -->';
@@ -119,8 +134,7 @@ function main() {
     console.error('Usage: npm run lines [-- --check | --write]');
     process.exit(2);
   }
-  const table = linesTable(ROOT);
-  console.log(table);
+  console.log(linesTable(ROOT));
 
   if (args.includes('--write')) {
     const marked = READMES.filter((name) => {
@@ -129,7 +143,7 @@ function main() {
     });
     for (const name of marked) {
       const path = join(ROOT, name);
-      writeFileSync(path, withTable(readFileSync(path, 'utf8'), table));
+      writeFileSync(path, withTable(readFileSync(path, 'utf8'), linesTable(ROOT, name)));
       console.error(`\nWrote the table into ${name}.`);
     }
     if (marked.length === 0) {
