@@ -9,7 +9,8 @@
  * type, a role…), as a faulty compatible endpoint can: page.js shows them, and throws nothing.
  *
  * Chromium comes from Debian (`sudo apt-get install chromium-headless-shell`), driven by
- * playwright-core. Without it the test is skipped, saying so; under CI (CI set) it fails instead.
+ * playwright-core; CHROMIUM=<path> names another (a Chrome on a Mac). Without one the tests are
+ * skipped, and the run says why on its first lines; under CI (CI set) they fail instead.
  */
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
@@ -20,10 +21,13 @@ import { afterAll, beforeAll, expect, it } from 'vitest';
 import { inspect } from '../scripts/inspect.ts';
 import { REPO, runChapter, runRepl } from './helpers/run-chapter.ts';
 
-const BROWSERS = ['/usr/bin/chromium-headless-shell', '/usr/bin/chromium'];
+const BROWSERS = process.env.CHROMIUM
+  ? [process.env.CHROMIUM]
+  : ['/usr/bin/chromium-headless-shell', '/usr/bin/chromium'];
 const executablePath = BROWSERS.find((path) => existsSync(path));
-const INSTALL = `no Chromium at ${BROWSERS.join(' or ')}; install it: ` +
-  'sudo apt-get install chromium-headless-shell';
+const INSTALL = `no Chromium at ${BROWSERS.join(' or ')}. On Debian: ` +
+  'sudo apt-get install chromium-headless-shell; elsewhere, name a Chromium or Chrome you have: ' +
+  'CHROMIUM=<its path> npm test';
 const TITLE = 'the page of a real s05 run shows its requests, and its hostile outputs run nothing';
 const TITLE_S06 = 'two s06 runs in one file: the runs apart, the sections, the cache breakpoints';
 const TITLE_ODD = 'values whose toString is not a function: every part of every request opens';
@@ -51,10 +55,15 @@ afterAll(async () => {
   await (await session.browser?.catch(() => undefined))?.close();
 });
 
+// The default reporter counts skipped tests and names none: say it where the run shows it.
+if (!executablePath && !process.env.CI) {
+  console.warn(`tests/inspect-browser.test.ts: its 3 browser tests are skipped: ${INSTALL}`);
+}
+
 /** A test that needs the browser: skipped without one, saying why; failed without one under CI. */
 function inBrowser(title: string, test: () => Promise<void>): void {
   if (!executablePath && process.env.CI) it(title, () => expect.fail(INSTALL));
-  else if (!executablePath) it.skip(`${title} — skipped: ${INSTALL}`);
+  else if (!executablePath) it(title, (context) => context.skip(INSTALL)); // shown by --reporter=verbose
   else it(title, test);
 }
 
@@ -325,3 +334,24 @@ inBrowser(TITLE_ODD, async () => {
     .toContain('tool call: {"toString":1} (toolu_1)');
   await page.close();
 });
+
+// The run of a reader with no Chromium, as `npm test` shows it: three tests skipped, and why.
+const NOWHERE = '/nonexistent/chromium';
+if (process.env.CHROMIUM !== NOWHERE) {
+  it('without a Chromium, the run says why these tests are skipped, and how to get one', () => {
+    // This file alone, in a vitest of its own, outside CI (where a missing Chromium fails).
+    const env = Object.fromEntries(Object.entries(process.env)
+      .filter(([name]) => !name.startsWith('VITEST') && name !== 'CI'));
+    const run = spawnSync(join(REPO, 'node_modules/.bin/vitest'), ['run', 'tests/inspect-browser.test.ts'], {
+      cwd: REPO,
+      env: { ...env, CHROMIUM: NOWHERE, NO_COLOR: '1' },
+      encoding: 'utf8',
+      timeout: 60_000,
+    });
+    const out = `${run.stdout}${run.stderr}`;
+    expect(run.status, `the run should pass, skipping; it printed:\n${out}`).toBe(0);
+    expect(out, 'the three browser tests are skipped').toMatch(/Tests +3 skipped/);
+    expect(out, 'the run says why').toContain(`no Chromium at ${NOWHERE}`);
+    expect(out, 'and how to get one').toContain('sudo apt-get install chromium-headless-shell');
+  });
+}
