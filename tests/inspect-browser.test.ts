@@ -63,7 +63,7 @@ if (!executablePath && !process.env.CI) {
 /** A test that needs the browser: skipped without one, saying why; failed without one under CI. */
 function inBrowser(title: string, test: () => Promise<void>): void {
   if (!executablePath && process.env.CI) it(title, () => expect.fail(INSTALL));
-  else if (!executablePath) it(title, (context) => context.skip(INSTALL)); // shown by --reporter=verbose
+  else if (!executablePath) it(title, (ctx) => ctx.skip(INSTALL)); // a note --reporter=verbose shows
   else it(title, test);
 }
 
@@ -342,7 +342,8 @@ if (process.env.CHROMIUM !== NOWHERE) {
     // This file alone, in a vitest of its own, outside CI (where a missing Chromium fails).
     const env = Object.fromEntries(Object.entries(process.env)
       .filter(([name]) => !name.startsWith('VITEST') && name !== 'CI'));
-    const run = spawnSync(join(REPO, 'node_modules/.bin/vitest'), ['run', 'tests/inspect-browser.test.ts'], {
+    const vitest = join(REPO, 'node_modules/.bin/vitest');
+    const run = spawnSync(vitest, ['run', 'tests/inspect-browser.test.ts'], {
       cwd: REPO,
       env: { ...env, CHROMIUM: NOWHERE, NO_COLOR: '1' },
       encoding: 'utf8',
