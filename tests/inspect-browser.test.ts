@@ -63,7 +63,7 @@ if (!executablePath && !process.env.CI) {
 /** A test that needs the browser: skipped without one, saying why; failed without one under CI. */
 function inBrowser(title: string, test: () => Promise<void>): void {
   if (!executablePath && process.env.CI) it(title, () => expect.fail(INSTALL));
-  else if (!executablePath) it(title, (ctx) => ctx.skip(INSTALL)); // a note --reporter=verbose shows
+  else if (!executablePath) it(title, (ctx) => ctx.skip(INSTALL)); // verbose reporter: the note
   else it(title, test);
 }
 
