@@ -8,6 +8,11 @@
  * A maintainer check on the committed files, like the README quote test: skipped (with a note) where
  * either README, or one of the chapter's .ts files they quote, has uncommitted changes; `CI=1`
  * forces it.
+ *
+ * And every README.zh.md speaks one Chinese: it links the glossary (docs/glossary.zh.md) next to
+ * its language links, and its prose uses none of the words the glossary's 不用 column refuses
+ * (code blocks and inline code are quoted as they are, so they are not checked); "handler" is
+ * glossed as 处理函数（handler） where a README first uses it, and is 处理函数 after that.
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -80,7 +85,7 @@ describe.each(folders)('%s: README.zh.md is in step with README.md', (folder) =>
       /^# .*\n\nEnglish · \[中文\]\(README\.zh\.md\)\n/,
     );
     expect(readFileSync(chinese, 'utf8'), 'README.zh.md links to the English version near the top').toMatch(
-      /^# .*\n\n\[English\]\(README\.md\) · 中文\n/,
+      /^# .*\n\n\[English\]\(README\.md\) · 中文(?: · \[术语表\]\([^)]*\))?\n/,
     );
   });
 
@@ -115,5 +120,99 @@ describe.each(folders)('%s: README.zh.md is in step with README.md', (folder) =>
     expect(b.figures, `the figures ${where} must be the same: ${figuresDiffer}`).toEqual(a.figures);
     expect(b.otherBlocks, `the number of other code blocks ${where}`).toBe(a.otherBlocks);
     expect(b.details, `the number of <details> blocks ${where}`).toBe(a.details);
+  });
+});
+
+const GLOSSARY = join(REPO, 'docs', 'glossary.zh.md');
+
+/** The glossary's refused words: the 不用 column of its table of concepts, split at 、. */
+export function refusedWords(glossary: string): { word: string; use: string }[] {
+  const rows = glossary.split('\n').filter((line) => /^\|.*\|\s*$/.test(line));
+  return rows.flatMap((row) => {
+    const cells = row.split('|').slice(1, -1).map((c) => c.trim());
+    if (cells.length !== 3 || /^:?-+:?$/.test(cells[0]) || cells[2] === '不用') return [];
+    return cells[2].split('、').filter(Boolean).map((word) => ({ word, use: cells[1] }));
+  });
+}
+
+/**
+ * The prose of a markdown text, line for line: code blocks emptied, inline code and link targets
+ * taken out (they quote code, commands and paths as they are).
+ */
+export function prose(markdown: string): string[] {
+  let fenced = false;
+  return markdown.split('\n').map((line) => {
+    if (/^\s*```/.test(line)) {
+      fenced = !fenced;
+      return '';
+    }
+    if (fenced) return '';
+    return line.replace(/`[^`]*`/g, ' ').replace(/\]\([^)]*\)/g, ']');
+  });
+}
+
+/** Each refused word used in `markdown`'s prose, as "line N: word (use …)". */
+export function glossaryMisses(markdown: string, refused: { word: string; use: string }[]): string[] {
+  const lines = prose(markdown);
+  const misses: string[] = [];
+  for (const { word, use } of refused) {
+    // "子 agent" also finds 子agent and 子 Agent.
+    const parts = word.split(/\s+/).map((p) => p.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'));
+    const pattern = new RegExp(parts.join('\\s*'), 'i');
+    lines.forEach((line, i) => {
+      if (pattern.test(line)) misses.push(`line ${i + 1}: ${word} (use ${use})`);
+    });
+  }
+  // handler: glossed once, where first used, then 处理函数.
+  const uses = lines.flatMap((line, i) => {
+    return [...line.matchAll(/(处理函数（)?handlers?(）)?/gi)].map((m) => ({ m: m[0], n: i + 1 }));
+  });
+  uses.forEach(({ m, n }, k) => {
+    const glossed = m.startsWith('处理函数（') && m.endsWith('）');
+    if (k === 0 && !glossed) misses.push(`line ${n}: the first "handler" is glossed 处理函数（handler）`);
+    if (k > 0) misses.push(`line ${n}: "${m}" after the gloss is 处理函数`);
+  });
+  return misses;
+}
+
+describe('the Chinese READMEs use the glossary (docs/glossary.zh.md)', () => {
+  const glossary = existsSync(GLOSSARY) ? readFileSync(GLOSSARY, 'utf8') : '';
+  const refused = refusedWords(glossary);
+
+  it('the glossary exists and refuses the variants', () => {
+    expect(existsSync(GLOSSARY), 'docs/glossary.zh.md is missing').toBe(true);
+    const words = refused.map((r) => r.word);
+    expect(words, 'the 不用 column of its table of concepts').toEqual(
+      expect.arrayContaining(['子 agent', '子智能体', '游览', '三级', '种子文章', '文件夹', '家目录']),
+    );
+  });
+
+  it('finds a refused word in prose, not in code, and a handler left unglossed', () => {
+    const text = '子Agent 读了 `文件夹`\n```sh\nls 游览\n```\n处理函数（handler）和 handler';
+    expect(glossaryMisses(text, refusedWords(glossary))).toEqual([
+      'line 1: 子 agent (use 子代理)',
+      'line 5: "handler" after the gloss is 处理函数',
+    ]);
+  });
+
+  it.each(folders)('%s/README.zh.md links the glossary once, next to its language links', (f) => {
+    const text = readFileSync(join(REPO, f, 'README.zh.md'), 'utf8');
+    const link = `${f === '.' ? '' : '../'}docs/glossary.zh.md`;
+    const line = `[English](README.md) · 中文 · [术语表](${link})`;
+    expect(text.split('\n')[2], `the language links: ${line}`).toBe(line);
+    expect(text.split('glossary.zh.md').length - 1, 'one link to the glossary').toBe(1);
+  });
+
+  it.each(folders)('%s/README.zh.md uses the glossary’s words', (f) => {
+    const text = readFileSync(join(REPO, f, 'README.zh.md'), 'utf8');
+    expect(glossaryMisses(text, refused), 'words docs/glossary.zh.md refuses').toEqual([]);
+  });
+
+  it('the glossary itself uses its words (its 不用 column aside)', () => {
+    const own = glossary.split('\n').map((line) => {
+      return /^\|.*\|\s*$/.test(line) ? line.replace(/\|[^|]*\|\s*$/, '|') : line;
+    });
+    const handlerNote = (m: string) => !m.includes('handler');
+    expect(glossaryMisses(own.join('\n'), refused).filter(handlerNote)).toEqual([]);
   });
 });
