@@ -4,8 +4,8 @@
  * Lines are counted as `wc -l` counts them.
  *
  *   npm run lines -- --check   also name every size limit a chapter breaks (exit 1 if any)
- *   npm run lines -- --write   put the table in README.md (and, in Chinese, README.zh.md) between
- *                              the markers <!-- lines:start --> and <!-- lines:end -->, where they are
+ *   npm run lines -- --write   put the table in README.md (and, in Chinese, README.zh.md)
+ *                              between <!-- lines:start --> and <!-- lines:end -->, where they are
  *
  * tests/layout.test.ts checks that a README with the markers shows what this computes.
  */
@@ -76,10 +76,11 @@ const WORDS = {
   en: {
     head: '| Chapter | code.ts | Largest other file | Files | To read | Removed |',
     notes: (runtime: number) => [
-      'Against the previous chapter: *to read* is the lines of its new files plus the lines added to',
-      'the files it changed; *removed*, the lines taken out of the files it changed.',
+      'Against the previous chapter: *to read* is the lines of its new files plus the lines added '
+        + 'to\nthe files it changed; *removed*, the lines taken out of the files it changed.',
       '',
-      `The shared runtime (shared/*.ts, the fake API, offline model and tracer aside): ${runtime} lines.`,
+      'The shared runtime (shared/*.ts, the fake API, offline model and tracer aside): '
+        + `${runtime} lines.`,
     ],
   },
   zh: {
