@@ -30,20 +30,28 @@ import { fixTheTest } from './offline/fix-the-test.ts';
 import { say, showSafely } from './offline/reply.ts';
 import { summarise } from './offline/summary.ts';
 import { currentTask, DEMO_TASKS, isCommand, MAX_PROMPT, readFixPrompt } from './offline/tasks.ts';
+import { head } from './text.ts';
 
 export { OFFLINE_COMMANDS };
 
-/** The banner a chapter prints when it runs offline: the tasks, then the commands it can do. */
-export function offlineBanner(tools: { name: string }[]): string {
+// The chapter that prints the banner, when its folder is in the program's path (s02_tools/…).
+const running = () => process.argv[1]?.match(/\b(s\d\d)_\w+[\\/]code\.ts$/)?.[1];
+
+/**
+ * The banner a chapter prints when it runs offline: the tasks, then the commands it can do.
+ * `continue` only from s04 on: before, Ctrl+C ends the program and the conversation with it.
+ */
+export function offlineBanner(tools: { name: string }[], chapter = running()): string {
   const commands = usable(new Set(tools.map((t) => t.name)));
-  // The chapter that prints it, when its folder is in the program's path (s02_tools/code.ts).
-  const chapter = process.argv[1]?.match(/\b(s\d\d)_\w+[\\/]code\.ts$/)?.[1] ?? '<chapter>';
+  // A chapter it cannot name (a bundle of one, say) is offered everything, as before.
+  const keeps = chapter === undefined || chapter >= 's04';
+  const tasks = DEMO_TASKS.filter(([task]) => keeps || task !== 'continue');
   return [
     '┌─ offline demo ─────────────────────────────────────────────────────────',
     '│ No ANTHROPIC_API_KEY is set, so this runs against a scripted offline',
     '│ demo model on 127.0.0.1. It is not an AI: it plays a few tasks, best in',
-    `│ the sample project (npm run demo ${chapter}), and knows a few commands.`,
-    ...DEMO_TASKS.map(([task, what]) => `│  ▸ ${task.padEnd(29)} ${what}`),
+    `│ the sample project (npm run demo ${chapter ?? '<chapter>'}), and knows a few commands.`,
+    ...tasks.map(([task, what]) => `│  ▸ ${task.padEnd(29)} ${what}`),
     ...commands.map(([cmd, what]) => `│   ${cmd.padEnd(30)} ${what}`),
     '│   join two with "then":  run ls then read package.json',
     '│ For a real model: cp .env.example .env and set ANTHROPIC_API_KEY. A',
@@ -92,8 +100,12 @@ function decide(body: any): MessageReply {
     return task.kind === 'fix' ? fixTheTest(task, request) : findDefinition(task, request);
   }
   if (current.kind === 'nothing to continue') {
+    // How the last task ended, in its own words: "done" would be wrong for one it declined.
     const last = current.last;
-    const why = last ? `the last task, “${last.prompt}”, is done` : 'no task was started yet';
+    const ended = last?.answer?.split('\n')[0] ?? '';
+    const answer = ended.length > 120 ? `${head(ended, 120)}…` : ended;
+    const why = last ? `the last task, “${last.prompt}”, ended with my answer: “${answer}”`
+      : 'no task was started yet';
     return say(`There is nothing to continue: ${why}.\n${whatICanDo(tools)}`);
   }
 

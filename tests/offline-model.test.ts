@@ -185,3 +185,114 @@ it('a sub-agent that failed (Ctrl+C aborted its request) is no report: it asks a
   expect(said(reply, 'thinking'), 'no report came back').not.toMatch(/report is back|reported/);
   expect(calls(reply), 'so it asks a sub-agent again').toEqual([expect.objectContaining({ name: 'agent' })]);
 });
+
+// ── Issue 33: what the banner promises, the model keeps ──────────────────────────────────────────
+
+const WITH_AGENT = [...TOOLS, { name: 'agent' }];
+
+it('delegate hands a task to the sub-agent, which plays it: the find task runs in the child', () => {
+  const parent = ask([{ role: 'user', content: 'delegate find where lineTotal is defined' }], WITH_AGENT);
+  expect(calls(parent), 'the main agent calls agent, and nothing else').toEqual([
+    expect.objectContaining({ name: 'agent', input: { task: 'find where lineTotal is defined' } }),
+  ]);
+  // The sub-agent's conversation starts with that task: it searches, as the find task does.
+  const child = ask([{ role: 'user', content: 'find where lineTotal is defined' }]);
+  expect(calls(child)).toEqual([expect.objectContaining({ name: 'grep' })]);
+});
+
+it('delegates only what a sub-agent can do, and says so for anything else', () => {
+  const sentence = ask([{ role: 'user', content: 'delegate list the files in src and count them' }], WITH_AGENT);
+  expect(calls(sentence), 'no sub-agent for a task it would misread').toEqual([]);
+  expect(said(sentence)).toMatch(/list the files in src and count them/);
+  expect(said(sentence)).toMatch(/one glob/);
+  const glob = ask([{ role: 'user', content: 'delegate list src/*.js' }], WITH_AGENT);
+  expect(calls(glob)).toEqual([expect.objectContaining({ name: 'agent', input: { task: 'list src/*.js' } })]);
+  const prose = ask([{ role: 'user', content: 'delegate tidy up the code' }], WITH_AGENT);
+  expect(calls(prose)).toEqual([]);
+  expect(said(prose)).toMatch(/a command or a task/);
+  expect(offlineBanner(WITH_AGENT), 'the banner says what delegate takes').toMatch(/delegate <command or task>/);
+});
+
+it('list <glob> with bash alone lists what the glob matches, not the whole folder', () => {
+  const bashOnly = [{ name: 'bash' }];
+  const [md] = calls(ask([{ role: 'user', content: 'list *.md' }], bashOnly));
+  expect(md.input.command).not.toBe('ls -la');
+  expect(md.input.command).toContain("'*.md'");
+  const [all] = calls(ask([{ role: 'user', content: 'list' }], bashOnly));
+  expect(all.input.command, 'list alone lists the folder').toBe('ls -la');
+  const words = ask([{ role: 'user', content: 'list the files in src' }], bashOnly);
+  expect(calls(words), 'words are no glob').toEqual([]);
+  expect(said(words).split('\n')).toHaveLength(1);
+});
+
+it('offers continue only in the chapters that keep a conversation after Ctrl+C (s04 on)', () => {
+  for (const chapter of ['s01', 's02', 's03']) {
+    expect(offlineBanner(WITH_AGENT, chapter), chapter).not.toMatch(/▸ continue/);
+  }
+  for (const chapter of ['s04', 's05', 's06']) {
+    expect(offlineBanner(WITH_AGENT, chapter), chapter).toMatch(/▸ continue/);
+  }
+});
+
+it('continue after a task it stopped does not call that task done: it says how it ended', () => {
+  const repo = TAP.replace('/work/shop/test/', '/work/shop/demo/test/');
+  const messages: any[] = [
+    { role: 'user', content: 'fix the failing test' },
+    { role: 'assistant', content: [use('t1', 'bash', { command: 'node --test --test-reporter=tap' })] },
+    { role: 'user', content: [result('t1', `${repo}\n[exit code 1]`)] },
+  ];
+  const declined = ask(messages);
+  expect(said(declined), 'it declines to edit the repo itself').toMatch(/I leave it as it is/);
+  messages.push({ role: 'assistant', content: declined.content.filter((b: any) => b.type === 'text') });
+  messages.push({ role: 'user', content: 'continue' });
+  const text = said(ask(messages));
+  expect(text).toMatch(/^There is nothing to continue/);
+  expect(text).not.toMatch(/is done/);
+  expect(text, 'it quotes how the task ended').toMatch(/ended with my answer: “The failing test is in demo\//);
+});
+
+it('history counts your prompts, not the interruption note or a summary', () => {
+  const interrupted = ask([
+    { role: 'user', content: 'fix the failing test' },
+    { role: 'assistant', content: [use('t1', 'bash', { command: 'node --test --test-reporter=tap' })] },
+    { role: 'user', content: [result('t1', 'Error: interrupted: the agent stopped while this ran.', true)] },
+    { role: 'user', content: '[interrupted by the user]' },
+    { role: 'user', content: 'history' },
+  ]);
+  expect(said(interrupted)).toMatch(/^I can see 5 messages: 2 prompts from you, 1 tool call and 1 note that you interrupted me\./);
+  expect(said(interrupted)).not.toMatch(/\d\. \[interrupted/);
+  const summary = '[Earlier conversation, compacted. The full text is in t.jsonl.]\n\nSummary …';
+  const compacted = ask([{ role: 'user', content: summary }, { role: 'user', content: 'history' }]);
+  expect(said(compacted)).toMatch(/^I can see 2 messages: 1 prompt from you, 0 tool calls and a summary of the earlier conversation\./);
+  expect(said(compacted)).toMatch(/\n {2}1\. history\n/);
+});
+
+it('a summary of a summary keeps its files, and no summary keeps raw test-runner lines', () => {
+  const summarise = (transcript: string) => {
+    const content = `${transcript}\n\n---\nSummarise the conversation above.\nThe user asked to keep in particular: the failing test`;
+    return said(offlineRespond({ system: 'You summarise.', messages: [{ role: 'user', content }] }));
+  };
+  const run = 'ASSISTANT called bash {"command":"node --test --test-reporter=tap"}';
+  const first = summarise([
+    'USER: fix the failing test',
+    run,
+    `RESULT of bash {"command":"node --test --test-reporter=tap"}:\n${TAP}`,
+    'ASSISTANT: Before any change, tests: 51 of 52 pass. The failing test is “gives the bulk discount from 10 items” at test/discounts.test.js:21: expected 9000, got 10000. Next: read the test.',
+    'ASSISTANT called read_file {"file_path":"test/discounts.test.js","offset":15,"limit":21}',
+    'RESULT of read_file {"file_path":"test/discounts.test.js","offset":15,"limit":21}:\n    21\ttest(\'gives the bulk discount from 10 items\', () => {',
+  ].join('\n\n'));
+  const file = '- test/discounts.test.js: read; the failing test, “gives the bulk discount from 10 items”, line 21';
+  expect(first).toContain(`2. Files\n${file}\n`);
+  const raw = /# Subtest|not ok \d|failureType|type: 'test'|# tests \d/;
+  expect(first).not.toMatch(raw);
+  const second = summarise([
+    `USER: [Earlier conversation, compacted. The full text is in t.jsonl.]\n\n${first}`,
+    'USER: run ls',
+    'ASSISTANT called bash {"command":"ls"}',
+    'RESULT of bash {"command":"ls"}:\nREADME.md',
+    'ASSISTANT: Result of bash: README.md',
+  ].join('\n\n'));
+  expect(second, 'the files the first summary listed').toContain(`2. Files\n${file}\n`);
+  expect(second).not.toMatch(raw);
+  expect(second, 'and its requests').toMatch(/1\. Requests\n- fix the failing test\n- run ls\n/);
+});

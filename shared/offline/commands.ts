@@ -7,9 +7,9 @@
  */
 import type { MessageReply, ReplyBlock } from '../fake-anthropic.ts';
 import { head } from '../text.ts';
-import { blocks, SUMMARY_HEAD, textOf, type Message } from './conversation.ts';
+import { blocks, INTERRUPTED_NOTE, SUMMARY_HEAD, textOf, type Message } from './conversation.ts';
 import { say } from './reply.ts';
-import { DEMO_TASKS } from './tasks.ts';
+import { DEMO_TASKS, isCommand, taskKind } from './tasks.ts';
 
 // Each command, what it does, and the tools it needs (any one of them; none: it always works).
 export const OFFLINE_COMMANDS: [command: string, what: string, needs: string[]][] = [
@@ -19,7 +19,7 @@ export const OFFLINE_COMMANDS: [command: string, what: string, needs: string[]][
   ['search <regex>', 'search file contents', ['grep', 'bash']],
   ['write <file>: <text>', 'create a file', ['write_file', 'bash']],
   ['edit <file>: <old> => <new>', 'replace text in a file', ['edit_file']],
-  ['delegate <task>', 'hand a task to a sub-agent', ['agent']],
+  ['delegate <command or task>', 'a sub-agent does it', ['agent']],
   ['compact', 'compact the conversation', ['compact']],
   ['history | prompt', 'what the model can see', []],
 ];
@@ -84,9 +84,14 @@ function toToolCall(command: string, tools: Set<string>): ReplyBlock | string {
       if (tools.has('read_file')) return call('read_file', { file_path: arg });
       return bash(`cat -n ${quote(arg)}`);
     case 'list':
-      return tools.has('glob') ? call('glob', { pattern: arg || '*' }) : bash('ls -la');
     case 'find': {
+      if (!arg && verb.toLowerCase() === 'list') {
+        return tools.has('glob') ? call('glob', { pattern: '*' }) : bash('ls -la');
+      }
       if (!arg) return 'Tell me what to find, for example: find **/*.ts';
+      // "list the files in src" is no glob: taken as one, it would match nothing.
+      const name = verb.toLowerCase();
+      if (/\s/.test(arg)) return `\`${name}\` takes one glob, for example: ${name} src/*.js`;
       if (tools.has('glob')) return call('glob', { pattern: arg });
       const path = `-path ${quote('./' + arg)} -print -o -name ${quote(arg)} -print`;
       return bash(`find . -path ./node_modules -prune -o ${path}`);
@@ -116,14 +121,36 @@ function toToolCall(command: string, tools: Set<string>): ReplyBlock | string {
       const [oldText, newText] = [text.slice(0, arrow), text.slice(arrow + 4)];
       return call('edit_file', { file_path: file, old_string: oldText, new_string: newText });
     }
-    case 'delegate':
+    case 'delegate': {
       if (!arg) return 'Tell me what to delegate, for example: delegate search TODO';
-      return tools.has('agent') ? call('agent', { task: arg }) : noTool('agent');
+      if (!tools.has('agent')) return noTool('agent');
+      const task = arg.replace(/^:\s*/, ''); // "delegate: search TODO"
+      const cannot = forSubAgent(task, tools);
+      return cannot ? cannot : call('agent', { task });
+    }
     case 'compact':
       return tools.has('compact') ? call('compact', {}) : noTool('compact');
     default:
       return notUnderstood(command, tools);
   }
+}
+
+/**
+ * Why a sub-agent could not do this task, if it could not. It is the offline demo model too, and
+ * reads the task as a prompt: one of its tasks, or one command, with its tools (all but agent).
+ */
+function forSubAgent(task: string, tools: Set<string>): string | undefined {
+  const kind = taskKind(task);
+  if (kind === 'fix' || kind === 'find' || /^(?:history|prompt)$/i.test(task)) return undefined;
+  const what = `A sub-agent is the offline demo model too: it would take “${clip(task, 60)}”`;
+  if (kind === 'continue' || !isCommand(task)) {
+    return `${what} for no task it knows. Delegate a command or a task it plays, for ` +
+      'example: delegate search TODO, or delegate find where <name> is defined.';
+  }
+  if (/^delegate\b/i.test(task)) return `${what} as a command, and a sub-agent has no agent tool.`;
+  const child = new Set([...tools].filter((t) => t !== 'agent' && t !== 'compact'));
+  const reply = toToolCall(task, child);
+  return typeof reply === 'string' ? `${what} as a command, and answer: ${reply}` : undefined;
 }
 
 /**
@@ -185,22 +212,28 @@ export function describeResults(results: Block[], messages: Message[]): string {
 }
 
 function describeHistory(messages: Message[]): string {
-  const prompts = messages
+  // Your prompts; not the note a Ctrl+C leaves (s04) nor a summary (s05), though both are
+  // messages of yours too.
+  const texts = messages
     .filter((m) => m.role === 'user' && textOf(m.content).trim())
     .map((m) => textOf(m.content).trim());
+  const prompts = texts.filter((t) => t !== INTERRUPTED_NOTE && !t.startsWith(SUMMARY_HEAD));
+  const notes = texts.filter((t) => t === INTERRUPTED_NOTE).length;
+  const summary = texts.find((t) => t.startsWith(SUMMARY_HEAD));
   const toolCalls = messages.flatMap((m) => blocks(m.content)).filter((b) => b.type === 'tool_use');
   const list = prompts.map((p, i) => `  ${i + 1}. ${head(p, 70)}`).join('\n');
   const count = (n: number, what: string) => `${n} ${what}${n === 1 ? '' : 's'}`;
-  const yours = `${count(prompts.length, 'prompt')} from you`;
-  const calls = count(toolCalls.length, 'tool call');
-  const seen = `${count(messages.length, 'message')}: ${yours} and ${calls}`;
+  const parts = [`${count(prompts.length, 'prompt')} from you`];
+  parts.push(count(toolCalls.length, 'tool call'));
+  if (notes > 0) parts.push(`${count(notes, 'note')} that you interrupted me`);
+  if (summary) parts.push('a summary of the earlier conversation');
+  const seen = `${count(messages.length, 'message')}: ${parts.slice(0, -1).join(', ')} and ` +
+    `${parts.at(-1)}`;
+  if (!summary) return `I can see ${seen}.\n${list}`;
   // After a compaction (s05) the conversation starts with the summary: show it, it is all that is
   // left of the earlier part.
-  const first = prompts[0] ?? '';
-  if (!first.startsWith(SUMMARY_HEAD)) return `I can see ${seen}.\n${list}`;
-  const summary = first.split('\n').map((line) => `     ${line}`).join('\n');
-  const intro = 'The first is a summary of the earlier conversation:';
-  return `I can see ${seen}.\n${list}\n${intro}\n${summary}`;
+  const shown = summary.split('\n').map((line) => `     ${line}`).join('\n');
+  return `I can see ${seen}.\n${list}\nThe summary:\n${shown}`;
 }
 
 function describePrompt(system: unknown): string {

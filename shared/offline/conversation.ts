@@ -51,7 +51,8 @@ export interface Request {
 // s05 puts a summary in place of the older conversation; it opens with this.
 export const SUMMARY_HEAD = '[Earlier conversation, compacted.';
 const REQUEST = 'The request being worked on, word for word:\n';
-const INTERRUPTED_NOTE = '[interrupted by the user]';
+// s04 adds this after a turn you stopped with Ctrl+C.
+export const INTERRUPTED_NOTE = '[interrupted by the user]';
 
 export function readRequest(body: any): Request {
   const system = Array.isArray(body.system) ? textOf(body.system) : String(body.system ?? '');

@@ -68,8 +68,14 @@ export function summarise(request: string): string {
   const facts = [...new Set(learned)];
   const list = (lines: string[]) => (lines.length ? lines.map((l) => `- ${l}`) : ['- (none)']);
 
-  const requests = entries.flatMap((e) => (e.kind === 'prompt' ? [head(e.text, 300)] : []));
+  // A summary of a summary: what the earlier one listed is still true, and not in the calls.
+  const earlier = (heading: string) => notes.flatMap((note) => section(note, heading));
+  const requests = [
+    ...earlier('1. Requests'),
+    ...entries.flatMap((e) => (e.kind === 'prompt' ? [head(e.text, 300)] : [])),
+  ];
   const errors = [
+    ...earlier('3. Errors'),
     ...facts.filter((f) => /^The failing test is |^The edit of /.test(f)),
     ...calls
       .filter((c) => c.result?.isError)
@@ -84,7 +90,7 @@ export function summarise(request: string): string {
     '1. Requests',
     ...list([...new Set(requests)]),
     '2. Files',
-    ...list(filesOf(calls, known)),
+    ...list(withEarlier(earlier('2. Files'), filesOf(calls, known))),
     '3. Errors',
     ...list([...new Set(errors)]),
     '4. Decisions',
@@ -95,6 +101,24 @@ export function summarise(request: string): string {
     '6. Next step',
     ...list([next]),
   ].join('\n');
+}
+
+/** The lines of a section of an earlier summary (in a note that holds one), but "(none)". */
+function section(note: string, heading: string): string[] {
+  if (!note.includes('\nSummary of the conversation so far')) return [];
+  const at = note.indexOf(`\n${heading}\n`);
+  if (at === -1) return [];
+  const lines = note.slice(at + heading.length + 2).split('\n');
+  const end = lines.findIndex((line) => !line.startsWith('- '));
+  return lines.slice(0, end === -1 ? undefined : end).map((line) => line.slice(2))
+    .filter((line) => line !== '(none)');
+}
+
+/** The earlier summary's files, each replaced by what this part of the conversation says of it. */
+function withEarlier(earlier: string[], now: string[]): string[] {
+  const file = (line: string) => line.slice(0, line.indexOf(': '));
+  const named = new Set(now.map(file));
+  return [...earlier.filter((line) => !named.has(file(line))), ...now];
 }
 
 /** Each file read, searched or changed, what happened to it, and what about it matters. */
@@ -144,6 +168,13 @@ function whereItStands(entries: Entry[], calls: Call[]): [string[], string, Fact
 }
 
 const STOP = new Set(['keep', 'with', 'that', 'this', 'what', 'from', 'about', 'particular']);
+// The test runner's own lines (TAP: a subtest's heading, its result, its YAML block, the counts):
+// what they say is in the notes' sentences ("The failing test is …"), in words a summary can use.
+const RUNNER = new RegExp(
+  '^(?:# (?:Subtest|tests|suites|pass|fail|cancelled|skipped|todo|duration_ms)\\b|' +
+    '(?:not )?ok \\d|1\\.\\.\\d|---$|\\.\\.\\.$|' +
+    "(?:duration_ms|location|failureType|operator): |type: '(?:test|suite)')",
+);
 
 /** The focus, said, and the lines of the conversation about it (up to 12). */
 function keptForFocus(who: string, focus: string, entries: Entry[]): string[] {
@@ -158,8 +189,8 @@ function keptForFocus(who: string, focus: string, entries: Entry[]): string[] {
     if (e.kind === 'prompt') return [e.text];
     return e.kind === 'call' && e.call.result?.usable ? e.call.result.text.split('\n') : [];
   });
-  const about = [...new Set(lines.map((l) => l.trim()))]
-    .filter((l) => l && words.some((w) => l.toLowerCase().includes(w)))
+  const about = [...new Set(lines.map((l) => l.trim().replace(/^- /, '')))]
+    .filter((l) => l && !RUNNER.test(l) && words.some((w) => l.toLowerCase().includes(w)))
     .slice(0, 12)
     .map((l) => `  - ${head(l, 200)}`);
   return [`- Kept in particular, as the ${who} asked: ${focus}`, ...about];

@@ -21,6 +21,8 @@ export interface Task {
   entries: Entry[];
   /** An answer ended it. */
   done: boolean;
+  /** That answer: the task may have stopped short of what it asked (a repo it leaves alone). */
+  answer?: string;
 }
 
 /**
@@ -74,7 +76,8 @@ export function readFindPrompt(text: string): { name: string; hint?: string } | 
   return { name, hint };
 }
 
-const kindOf = (text: string): TaskKind | 'continue' | 'other' => {
+/** What a prompt asks for: one of the tasks, to continue one, or something else (a command). */
+export const taskKind = (text: string): TaskKind | 'continue' | 'other' => {
   if (text.length > MAX_PROMPT) return 'other';
   // A command is that command, whatever it says after its first word ("write notes.txt: fix
   // the broken test tomorrow"); "find where <name> is defined" is the task the banner lists.
@@ -98,10 +101,10 @@ export function currentTask(entries: Entry[]): Current {
     if (entry.kind !== 'prompt') {
       if (!owner) continue;
       owner.entries.push(entry);
-      if (entry.kind === 'note' && entry.final) owner.done = true;
+      if (entry.kind === 'note' && entry.final) [owner.done, owner.answer] = [true, entry.text];
       continue;
     }
-    const kind = kindOf(entry.text);
+    const kind = taskKind(entry.text);
     if (kind === 'fix' || kind === 'find') {
       owner = { kind, prompt: entry.text, entries: [], done: false };
       tasks.push(owner);
