@@ -7,7 +7,7 @@
  */
 import { addedBy, readRule, readRuleNote, type Rule } from './changelog.ts';
 import type { Call, Request } from './conversation.ts';
-import { callKind, fileOf, learn } from './looking.ts';
+import { callKind, fileOf, learn, testCommand } from './looking.ts';
 import { readNumbered, readTestRun, type Failing } from './outputs.ts';
 import { bodyOf, explain, importOf, newKnowledge, resolveImport } from './source.ts';
 import { strictComparisons, type Knowledge } from './source.ts';
@@ -50,6 +50,8 @@ export interface Facts {
   failed?: string;
   /** The fact sentences its notes hold already. */
   written: Set<string>;
+  /** How this project's tests run (looking.ts). */
+  testCommand: string;
 }
 
 // ── Its notes ──────────────────────────────────────────────────────────────────────────────────
@@ -191,6 +193,7 @@ export function readFacts(task: Task, request: Pick<Request, 'system' | 'workdir
     rule: readRule(request.system),
     written: new Set(),
     interrupted: false,
+    testCommand: testCommand(request.workdir),
   };
   for (const entry of task.entries) {
     if (entry.kind === 'note') readNotes(entry.text, facts);

@@ -107,32 +107,35 @@ export function nextStep(facts: Facts, tools: Set<string>): Step {
 }
 
 function decide(facts: Facts, tools: Set<string>): Step {
-  const { failing, before, after, fn, module, change, edited } = facts;
-  if (facts.failed !== undefined) return failed(facts.last!, facts.failed);
+  const { failing, before, after, fn, module, change, edited, testCommand } = facts;
+  if (facts.failed !== undefined) return failed(facts.last!, facts.failed, testCommand);
   if (!before && !after && !failing) {
     // A run you stopped halfway (Ctrl+C), then asked to continue: run it again. One that ended
     // before node's summary by itself (killed by the tool's timeout, say) has ended the task.
     const cut = facts.last && callKind(facts.last) === 'tests' && facts.last.result?.usable;
+    const how = testCommand === TEST_COMMAND
+      ? 'with its TAP reporter'
+      : "as the project's package.json does";
     const first = "The task is to fix the failing test. First I want to see it fail, in node's " +
-      "own words: which test, where, what it expected. I'll run node's test runner with its " +
-      "TAP reporter, which puts each failure's location and its expected and actual values on " +
-      'lines of their own.';
+      `own words: which test, where, what it expected. I'll run node's test runner ${how}, ` +
+      "which puts each failure's location and its expected and actual values on lines of " +
+      'their own.';
     const again = "My test run was cut short: its output ends before node's summary. I'll " +
       'run the tests again.';
     return {
-      what: `run the tests (${TEST_COMMAND})`,
+      what: `run the tests (${testCommand})`,
       thinking: cut ? again : first,
-      call: runTests(),
+      call: runTests(testCommand),
     };
   }
   if (before && before.total === 0) {
-    return answer('node found no tests.', `${TEST_COMMAND} ran no tests here (tests 0): there ` +
+    return answer('node found no tests.', `${testCommand} ran no tests here (tests 0): there ` +
       `is no failing test to fix. ${ONLY_NODE}`);
   }
   if (before && !failing) {
     const all = before.pass === before.total;
     return answer('The run shows nothing I can fix.', all
-      ? `All ${before.total} tests pass (${TEST_COMMAND}): there is no failing test to fix.`
+      ? `All ${before.total} tests pass (${testCommand}): there is no failing test to fix.`
       : `${before.total - before.pass} test(s) fail, but I could not read from node's output ` +
         'which one: a scripted model stops here.');
   }
@@ -151,11 +154,11 @@ function decide(facts: Facts, tools: Set<string>): Step {
   if (change && !edited) return makeEdit(facts, change, tools);
   if (edited && !after) {
     return {
-      what: `run the tests again (${TEST_COMMAND})`,
+      what: `run the tests again (${testCommand})`,
       thinking: `The edit applied: line ${edited.line} of ${edited.file} now ` +
         `reads \`${edited.after}\`. Now I check it the way it failed: all the tests again, not ` +
         'just the one, in case the change broke another.',
-      call: runTests(),
+      call: runTests(testCommand),
     };
   }
   if (after && after.pass < after.total) {
@@ -179,7 +182,7 @@ const ONLY_NODE = "I can run only node's own test runner (node --test): if this 
   'that way yourself.';
 
 /** The last call failed, in a way another try would not mend: say what the tool said, and stop. */
-function failed(last: Call, said: string): Step {
+function failed(last: Call, said: string, testCommand: string): Step {
   const kind = callKind(last);
   const quoted = `“${said}”`;
   if (kind === 'tests') {
@@ -187,7 +190,7 @@ function failed(last: Call, said: string): Step {
       ? ' A test that hangs would do the same every time, so I do not run them again; ' +
         '`node --test --test-timeout=10000` names the test that does not finish.'
       : '';
-    return answer('The test run did not finish.', `My test run (${TEST_COMMAND}) ended ` +
+    return answer('The test run did not finish.', `My test run (${testCommand}) ended ` +
       `without node's summary: the tool says ${quoted}.${hung} I stop here.`);
   }
   const what = {
@@ -431,7 +434,7 @@ function finalAnswer(facts: Facts): Step {
     change.why ? `The cause: in ${change.file}, ${change.why}.` : '',
     facts.spec ? `The rule, ${facts.spec.file}:${facts.spec.line}: “${facts.spec.text}”.` : '',
     `The change, ${change.file} line ${change.line}: \`${change.before}\` → \`${change.after}\`.`,
-    `Tests: ${after!.pass} of ${after!.total} pass (${TEST_COMMAND}).`,
+    `Tests: ${after!.pass} of ${after!.total} pass (${facts.testCommand}).`,
     rule && ruleLine ? ruleNote(rule, ruleLine) : '',
   ];
   return answer(`The tests pass, ${after!.pass} of ${after!.total}. Time to say what I found ` +

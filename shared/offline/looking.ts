@@ -4,6 +4,8 @@
  * `grep -n`, `sed -i`; from s02 read_file, grep and edit_file); and what it learns from each
  * result: the lines it has seen of each file, and the searches that found nothing.
  */
+import { lstatSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import type { Call } from './conversation.ts';
 import { readHits, readListings, readNumbered } from './outputs.ts';
 import type { ToolCall } from './reply.ts';
@@ -12,6 +14,38 @@ import { addLines, type Knowledge, type Need } from './source.ts';
 // TAP puts each failure's location, expected and actual values on lines of their own, in every
 // Node version (the default reporter differs: TAP off a terminal in Node 20, spec from Node 22).
 export const TEST_COMMAND = 'node --test --test-reporter=tap';
+
+/**
+ * The command that runs a project's tests: its package.json's scripts.test when that is node's
+ * own runner with a reporter this model can read the output of (`--test-reporter=spec`, or the
+ * project's own: `--test-reporter=./reporter.mjs`); TEST_COMMAND for anything else (a bare
+ * `node --test` too), or no package.json. A shortcut a real model does not have: this one reads the
+ * file itself, from the folder the system prompt names, instead of asking for it with a tool.
+ */
+export function testCommand(workdir?: string): string {
+  if (!workdir) return TEST_COMMAND;
+  let script: unknown;
+  try {
+    const file = join(workdir, 'package.json');
+    const stat = lstatSync(file);
+    if (!stat.isFile() || stat.size > 100_000) return TEST_COMMAND;
+    script = JSON.parse(readFileSync(file, 'utf8'))?.scripts?.test;
+  } catch {
+    return TEST_COMMAND; // none, or not JSON
+  }
+  if (typeof script !== 'string' || !/^node --test(?: [\w./=-]+)*$/.test(script)) {
+    return TEST_COMMAND; // another runner (vitest, jest), or a shell line
+  }
+  // Without a reporter named, node's default differs from one Node to the next: TEST_COMMAND's
+  // TAP is the same in each.
+  if (!script.includes(' --test-reporter=')) return TEST_COMMAND;
+  // A reporter whose output is TAP or spec, or the project's own (reporter.mjs prints TAP); not
+  // dot, junit, lcov, a reporter named in the next word, or output to a file.
+  const readable = (option: string) =>
+    !option.startsWith('--test-reporter') || /^--test-reporter=(?:tap|spec|\.\/.+)$/.test(option);
+  const unreadable = !script.split(' ').slice(2).every(readable);
+  return unreadable ? TEST_COMMAND : script;
+}
 
 // Quote for bash only what needs it: `cat -n src/a.js` reads better than `cat -n 'src/a.js'`.
 const quote = (s: string) => (/^[\w./-]+$/.test(s) ? s : `'${s.replace(/'/g, `'\\''`)}'`);
@@ -34,7 +68,7 @@ function searchedFor(pattern: string): string | undefined {
   return imported ? `import:${imported[1]}` : undefined;
 }
 
-export const runTests = (): ToolCall => bash(TEST_COMMAND);
+export const runTests = (command = TEST_COMMAND): ToolCall => bash(command);
 
 /** Lines `from`–`to` of a file (all of it without `to`), numbered. */
 export function readLines(tools: Set<string>, file: string, from = 1, to?: number): ToolCall {
