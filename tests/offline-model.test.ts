@@ -298,3 +298,8 @@ it('a summary of a summary keeps its files, and no summary keeps raw test-runner
   expect(second).not.toMatch(raw);
   expect(second, 'and its requests').toMatch(/1\. Requests\n- fix the failing test\n- run ls\n/);
 });
+
+it('what it can do lists continue with when it works: from s04 on, after Ctrl+C', () => {
+  const text = said(ask([{ role: 'user', content: 'hello' }]));
+  expect(text).toMatch(/I can play these tasks: fix the failing test; find where <name> is defined; and, from s04 on, continue a task you stopped \(Ctrl\+C\)\./);
+});

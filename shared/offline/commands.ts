@@ -180,9 +180,12 @@ export function notUnderstood(prompt: string, tools: Set<string>): string {
 /** The tasks it plays first, then the commands this chapter's tools allow. */
 export function whatICanDo(tools: Set<string>): string {
   const list = usable(tools).map(([cmd]) => cmd).join(', ');
+  // continue last, with when it works: this answer does not know the chapter, the banner does.
+  const tasks = DEMO_TASKS.map(([task]) => task).filter((task) => task !== 'continue');
+  const more = 'and, from s04 on, continue a task you stopped (Ctrl+C)';
   return [
-    `I can play these tasks: ${DEMO_TASKS.map(([task]) => task).join('; ')}. Try them in the ` +
-      'sample project: npm run demo <chapter>, then type: fix the failing test.',
+    `I can play these tasks: ${[...tasks, more].join('; ')}. Try them in the sample project: ` +
+      'npm run demo <chapter>, then type: fix the failing test.',
     `And these commands: ${list}. Join two (up to ${MAX_JOINED}) with "then".`,
     'For a model that understands anything: set ANTHROPIC_API_KEY (see .env.example).',
   ].join('\n');
