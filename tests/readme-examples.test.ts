@@ -31,10 +31,14 @@ const NOT_YET = new Set<string>([]);
 
 const MARKER = '<!-- offline examples -->';
 
-/** What the examples may refer to, as in the repo's root folder where a reader starts a chapter. */
+/**
+ * What the examples may refer to, as in the repo's root folder where a reader starts a chapter,
+ * and the sample project's file that s02's examples, typed in its demo, try to edit.
+ */
 const FILES = {
   'package.json': readFileSync(join(REPO, 'package.json'), 'utf8'),
   'src/app.ts': '// TODO: read the port from the environment\nexport const port = 3000;\n',
+  'src/discounts.js': readFileSync(join(REPO, 'demo', 'src', 'discounts.js'), 'utf8'),
 };
 
 /** The banner's "join two with then" example, e.g. `run ls then read package.json`. */
