@@ -2,11 +2,12 @@
  * npm run inspect [trace] — a trace of a chapter's run (`--trace`, shared/trace.ts) as a page that
  * replays the run request by request (scripts/inspector/page.ts), written beside the trace.
  *
- *   npm run inspect                          the newest trace of the folder you run it from
+ *   npm run inspect                          the newest trace of the folder you run it from, or
+ *                                            of npm run demo's copies
  *   npm run inspect -- /path/to/trace.jsonl  that trace
  *
- * Prints the page's path on stdout (open it in a browser; it loads nothing from the network) and
- * how long it took on stderr. Exit 2, with one line saying why: no trace, or not a trace. The
+ * Prints the page's path on stdout (open it in a browser; it loads nothing from the network), and
+ * on stderr the trace it took (when none is named) and how long it took. Exit 2, with one line saying why: no trace, or not a trace. The
  * trace is read a line at a time (traceLines): it may be larger than any string, as a long run's
  * is; only the page has to fit.
  */
@@ -14,6 +15,7 @@ import { constants } from 'node:buffer';
 import { closeSync, constants as fs, fstatSync, openSync, readdirSync, readSync, realpathSync }
   from 'node:fs';
 import { renameSync, rmSync, statSync, writeFileSync, type Stats } from 'node:fs';
+import { homedir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { traceFolder } from '../shared/trace.ts'; // where --trace writes them
@@ -22,7 +24,8 @@ import { NotATraceError, renderPage } from './inspector/page.ts';
 const HOW_TO_TRACE = 'make one with --trace, e.g. npx tsx s05_context_compact/code.ts --trace';
 const USAGE = `usage: npm run inspect [-- <trace.jsonl>]
 Writes <trace>.html beside the trace: a page that replays the run request by request.
-With no trace named: the newest one of the folder you run it from (${HOW_TO_TRACE}).`;
+With no trace named: the newest one of the folder you run it from, or of npm run demo's copies
+(${HOW_TO_TRACE}).`;
 
 export interface Outcome {
   code: number; // 0 written, 1 could not write the page, 2 no trace or not a trace
@@ -30,22 +33,44 @@ export interface Outcome {
   stderr: string;
 }
 
-/** The most recently written *.jsonl in `folder`, or undefined if there is none. */
-export function newestTrace(folder: string): string | undefined {
-  let names: string[];
-  try {
-    names = readdirSync(folder).filter((name) => name.endsWith('.jsonl'));
-  } catch {
-    return undefined; // no folder: nothing was traced from there yet
-  }
-  const files = names
-    .map((name) => join(folder, name))
-    .flatMap((path) => {
+/** The most recently written *.jsonl in these folders, or undefined if there is none. */
+export function newestTrace(...folders: string[]): string | undefined {
+  const files = folders.flatMap((folder) => {
+    let names: string[];
+    try {
+      names = readdirSync(folder).filter((name) => name.endsWith('.jsonl'));
+    } catch {
+      return []; // no folder: nothing was traced from there yet
+    }
+    return names.map((name) => join(folder, name)).flatMap((path) => {
       const stat = statSync(path, { throwIfNoEntry: false });
       return stat?.isFile() ? [{ path, modified: stat.mtimeMs }] : [];
     });
+  });
   files.sort((a, b) => b.modified - a.modified || b.path.localeCompare(a.path));
   return files[0]?.path;
+}
+
+/**
+ * The trace folders of npm run demo's copies of demo/ (~/.learn-agent-harness/demo/lah-demo-sNN,
+ * scripts/demo.ts). A chapter the demo starts runs in its copy, so --trace files its traces under
+ * the copy's name, not under the folder you typed npm run demo in.
+ */
+function demoTraceFolders(home: string): string[] {
+  const demo = join(home, '.learn-agent-harness', 'demo');
+  let copies: string[];
+  try {
+    copies = readdirSync(demo).filter((name) => /^lah-demo-s\d\d$/.test(name));
+  } catch {
+    return []; // no demo run yet
+  }
+  return copies.flatMap((copy) => {
+    try {
+      return [traceFolder(join(demo, copy), home)];
+    } catch {
+      return []; // gone meanwhile (--fresh)
+    }
+  });
 }
 
 /** Where the page of a trace goes: beside it, `.jsonl` swapped for `.html`. */
@@ -56,24 +81,26 @@ export const pagePath = (trace: string) => `${trace.replace(/\.jsonl$/, '')}.htm
  * scripts in the repo's root, and says in INIT_CWD where you were): what to print, and the exit
  * code.
  */
-export function inspect(args: string[], from: string): Outcome {
+export function inspect(args: string[], from: string, home = homedir()): Outcome {
   const fail = (code: number, message: string): Outcome => ({ code, stdout: '', stderr: message });
   if (args.includes('-h') || args.includes('--help')) return { code: 0, stdout: USAGE, stderr: '' };
   if (args.length > 1 || args[0]?.startsWith('-')) return fail(2, `inspect: ${USAGE}`);
 
   let trace: string;
+  let which = ''; // which trace it took, when none was named
   if (args[0]) trace = resolve(from, args[0]);
   else {
     let folder: string;
     try {
-      folder = traceFolder(from); // named after the folder's real path: it must still be there
+      folder = traceFolder(from, home); // named after the folder's real path: it must be there
     } catch (err) {
       return fail(2, `inspect: cannot find the traces of ${from}: ${(err as Error).message}`);
     }
-    const newest = newestTrace(folder);
-    if (!newest) return fail(2, `inspect: no trace in ${folder} (the traces of ${from}); ` +
-      `${HOW_TO_TRACE}`);
+    const newest = newestTrace(folder, ...demoTraceFolders(home));
+    if (!newest) return fail(2, `inspect: no trace in ${folder} (the traces of ${from}), nor of ` +
+      `npm run demo; ${HOW_TO_TRACE}`);
     trace = newest;
+    which = `inspect: the newest trace, ${trace}\n`;
   }
 
   const started = performance.now();
@@ -99,7 +126,7 @@ export function inspect(args: string[], from: string): Outcome {
   }
   const took = Math.round(performance.now() - started);
   const size = `${(Buffer.byteLength(html) / 1e6).toFixed(2)} MB`;
-  return { code: 0, stdout: page, stderr: `inspect: ${size} page written in ${took} ms` };
+  return { code: 0, stdout: page, stderr: `${which}inspect: ${size} page written in ${took} ms` };
 }
 
 class UnreadableError extends Error {}

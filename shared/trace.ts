@@ -38,10 +38,10 @@ import { DIM, paint, YELLOW } from './terminal.ts';
 const VERSION = 1;
 
 /** Where a workspace's traces go by default (and where `npm run inspect` looks). */
-export function traceFolder(workspace: string): string {
+export function traceFolder(workspace: string, home = os.homedir()): string {
   const root = realpathSync(workspace);
   const hash = createHash('sha256').update(root).digest('hex').slice(0, 8);
-  return join(os.homedir(), '.learn-agent-harness', 'traces', `${basename(root)}-${hash}`);
+  return join(home, '.learn-agent-harness', 'traces', `${basename(root)}-${hash}`);
 }
 
 // The file and its descriptor, this run's id, exchanges so far, and whether tracing has stopped.

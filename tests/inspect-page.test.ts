@@ -6,16 +6,17 @@
  */
 import { createHash } from 'node:crypto';
 import { lstatSync, mkdtempSync, readFileSync, statSync, symlinkSync, utimesSync } from 'node:fs';
-import { writeFileSync } from 'node:fs';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
 import { describe, expect, it } from 'vitest';
-import { inspect, newestTrace } from '../scripts/inspect.ts';
+import { inspect, newestTrace, pagePath } from '../scripts/inspect.ts';
 import { CACHE_PRICE, NotATraceError, PRICES, readTrace, renderPage, replay }
   from '../scripts/inspector/page.ts';
 import { reply, text as replyText } from '../shared/fake-anthropic.ts';
+import { traceFolder } from '../shared/trace.ts';
 import { runChapter } from './helpers/run-chapter.ts';
 
 const REPO = fileURLToPath(new URL('..', import.meta.url));
@@ -762,8 +763,27 @@ describe('npm run inspect', () => {
     expect(newestTrace(join(dir, 'missing'))).toBeUndefined();
   });
 
+  it('with no trace named, takes the newest of npm run demo’s too: a demo run files its traces under its copy', () => {
+    const home = folder();
+    const trace = (copy: string, name: string, age: number) => {
+      mkdirSync(join(home, '.learn-agent-harness', 'demo', copy), { recursive: true });
+      const traces = traceFolder(join(home, '.learn-agent-harness', 'demo', copy), home);
+      mkdirSync(traces, { recursive: true });
+      writeFileSync(join(traces, name), jsonl(...conversation(1)));
+      const when = Date.now() / 1000 - age;
+      utimesSync(join(traces, name), when, when);
+      return join(traces, name);
+    };
+    trace('lah-demo-s01', 'older.jsonl', 60);
+    const newest = trace('lah-demo-s05', 'newest.jsonl', 0);
+    const outcome = inspect([], folder(), home); // from a folder with no trace of its own: the repo
+    expect(outcome.code, outcome.stderr).toBe(0);
+    expect(outcome.stdout).toBe(pagePath(newest));
+    expect(outcome.stderr, 'and says which trace it took').toContain(newest);
+  });
+
   it('with no trace to read, says where it looked and how to make one (exit 2)', () => {
-    const outcome = inspect([], folder()); // a fresh folder: nothing was traced from it
+    const outcome = inspect([], folder(), folder()); // a fresh folder and home: nothing traced
     expect(outcome.code).toBe(2);
     expect(outcome.stderr).toMatch(/^inspect: no trace in \/.*\.learn-agent-harness\/traces\//);
     expect(outcome.stderr).toContain('--trace');
