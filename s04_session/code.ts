@@ -20,6 +20,7 @@
  */
 import type { Message, MessageCreateParams, MessageParam } from '@anthropic-ai/sdk/resources';
 import { isEntryPoint, parseFlags, readPrompts, requireTerminal } from '../shared/cli.ts';
+import { runAgain } from '../shared/cli.ts';
 import { client, describeError, offline } from '../shared/client.ts';
 import { exitingOnSignals, killCommands } from '../shared/processes.ts';
 import { finalMessage } from '../shared/stream.ts';
@@ -201,9 +202,9 @@ async function main(): Promise<void> {
   const { log, messages: history } = openSession(options);
   const agent = mainAgent(log); // s03
   if (offline) console.error(offline.banner(agent.tools));
-  const id = log.id.slice(0, 8);
-  const what = history.length > 0 ? `resumed with ${history.length} messages` : 'new';
-  const resume = `npx tsx s04_session/code.ts -r ${id}`;
+  const [id, n] = [log.id.slice(0, 8), history.length];
+  const what = n > 0 ? `resumed with ${n} messages` : 'new: saved from your first prompt on';
+  const resume = runAgain('s04_session/code.ts', `-r ${id}`); // or npm run demo's command
   console.error(paint(DIM, `session ${id} (${what}); to come back to it: ${resume}`));
 
   // -p: that one prompt, then exit. Else the REPL: each prompt you type, until exit or Ctrl+D.

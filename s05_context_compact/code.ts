@@ -21,7 +21,7 @@
  */
 import type { Message, MessageCreateParams, MessageParam } from '@anthropic-ai/sdk/resources';
 import { isEntryPoint, parseFlags, readPrompts, requireTerminal } from '../shared/cli.ts';
-import { usageError } from '../shared/cli.ts';
+import { runAgain, usageError } from '../shared/cli.ts';
 import { client, describeError, offline } from '../shared/client.ts';
 import { exitingOnSignals, killCommands } from '../shared/processes.ts';
 import { finalMessage } from '../shared/stream.ts';
@@ -233,9 +233,9 @@ async function main(): Promise<void> {
   if (offline) console.error(offline.banner(agent.tools));
   // NEW in s05: the window, looked up now (5 s at most; Ctrl+C leaves), or a bad CONTEXT_WINDOW.
   const lookup = exitingOnSignals(['SIGINT'], () => lookUpWindow(agent.compaction!));
-  const id = log.id.slice(0, 8);
-  const what = history.length > 0 ? `resumed with ${history.length} messages` : 'new';
-  const resume = `npx tsx s05_context_compact/code.ts -r ${id}`;
+  const [id, n] = [log.id.slice(0, 8), history.length];
+  const what = n > 0 ? `resumed with ${n} messages` : 'new: saved from your first prompt on';
+  const resume = runAgain('s05_context_compact/code.ts', `-r ${id}`); // or npm run demo's command
   console.error(paint(DIM, `session ${id} (${what}); to come back to it: ${resume}`));
   const badWindow = await lookup;
   if (badWindow) usageError(badWindow, USAGE);

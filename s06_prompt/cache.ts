@@ -31,3 +31,11 @@ export function cost(model: string, usage: Usage): number | undefined {
   const input = usage.input_tokens + (read ?? 0) * 0.1 + (written ?? 0) * 1.25;
   return (input * price.input + usage.output_tokens * price.output) / 1e6;
 }
+
+/**
+ * The run's cost so far, for the round line. Offline, nobody pays: the figure is what the real
+ * model would have charged for the same tokens.
+ */
+export function soFar(dollars: number, offline: boolean): string {
+  return `$${dollars.toFixed(4)} so far${offline ? ' (not charged)' : ''}`;
+}

@@ -24,12 +24,12 @@
 import type { Message, MessageCreateParams, MessageParam } from '@anthropic-ai/sdk/resources';
 import type { TextBlockParam } from '@anthropic-ai/sdk/resources';
 import { isEntryPoint, parseFlags, readPrompts, requireTerminal } from '../shared/cli.ts';
-import { usageError } from '../shared/cli.ts';
+import { runAgain, usageError } from '../shared/cli.ts';
 import { client, describeError, offline } from '../shared/client.ts';
 import { exitingOnSignals, killCommands } from '../shared/processes.ts';
 import { finalMessage } from '../shared/stream.ts';
 import { DIM, paint, YELLOW } from '../shared/terminal.ts';
-import { cost, withBreakpoint } from './cache.ts';
+import { cost, soFar, withBreakpoint } from './cache.ts';
 import { checkPromptFits, compact, compactCommand, compactIfFull } from './compact.ts';
 import { COMPACT_TOOL, isTooLong, lookUpWindow, measure, microCompact } from './compact.ts';
 import { requestCompaction, startCompaction } from './compact.ts';
@@ -121,7 +121,7 @@ export async function agentLoop(messages: MessageParam[], agent: Agent, signal?:
     const price = cost(MODEL, reply.usage);
     if (agent.spent) agent.spent.dollars += price ?? 0;
     const cache = ` · cache read ${read ?? 0} · written ${written ?? 0}`;
-    const dollars = price === undefined ? '' : ` · $${agent.spent?.dollars.toFixed(4)} so far`;
+    const dollars = price === undefined ? '' : ` · ${soFar(agent.spent?.dollars ?? 0, !!offline)}`;
     const line = `[round ${round} · tokens in ${input}${cache} · out ${output}${dollars}]`;
     console.error(agent.indent + paint(DIM, line));
 
@@ -259,9 +259,9 @@ async function main(): Promise<void> {
   if (offline) console.error(offline.banner(agent.tools));
   // NEW in s05: the window, looked up now (5 s at most; Ctrl+C leaves), or a bad CONTEXT_WINDOW.
   const lookup = exitingOnSignals(['SIGINT'], () => lookUpWindow(agent.compaction!));
-  const id = log.id.slice(0, 8);
-  const what = history.length > 0 ? `resumed with ${history.length} messages` : 'new';
-  const resume = `npx tsx s06_prompt/code.ts -r ${id}`;
+  const [id, n] = [log.id.slice(0, 8), history.length];
+  const what = n > 0 ? `resumed with ${n} messages` : 'new: saved from your first prompt on';
+  const resume = runAgain('s06_prompt/code.ts', `-r ${id}`); // or npm run demo's command
   console.error(paint(DIM, `session ${id} (${what}); to come back to it: ${resume}`));
   const badWindow = await lookup;
   if (badWindow) usageError(badWindow, USAGE);

@@ -92,6 +92,8 @@ export async function runSubagent(
     // --trace marks its requests as the sub-agent's (shared/trace.ts).
     stop = await traceAs('sub-agent', () => runLoop(messages, child, signal));
   } catch (err) {
+    // s04: Ctrl+C stopped it (its request aborted, say): nothing failed, and the parent says so.
+    if (signal?.aborted) throw new Error('the sub-agent was interrupted before it finished');
     // A failure inside the child becomes one readable line for the parent (an is_error result).
     const why = err instanceof Anthropic.APIError ? describeError(err) : (err as Error).message;
     throw new Error(`the sub-agent failed: ${why}`);

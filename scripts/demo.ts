@@ -73,7 +73,16 @@ const parsed = (() => {
 const tokens = parsed.tokens ?? [];
 const freshFlags = tokens.filter((t) => t.kind === 'option' && t.name === 'fresh');
 const freshAt = new Set(freshFlags.map((t) => t.index));
-const args = rest.filter((_, i) => !freshAt.has(i)); // the chapter's, as given
+// The chapter's, as given; but a --trace=<file> is named from where you typed npm run demo (npm
+// says so in INIT_CWD), not from the copy the chapter runs in, where the agent would list it and
+// --fresh delete it.
+const from = process.env.INIT_CWD ?? process.cwd();
+const args = rest.flatMap((arg, i) => {
+  if (freshAt.has(i)) return [];
+  const trace = tokens.find((t) => t.index === i && t.kind === 'option' && t.name === 'trace');
+  const file = trace?.kind === 'option' ? trace.value?.trim() : undefined;
+  return file ? [`--trace=${resolve(from, file)}`] : [arg];
+});
 // `npm run demo s01 --fresh`, without --, gives npm the flag: it keeps it as npm_config_fresh.
 const npmFresh = process.env.npm_config_fresh;
 delete process.env.npm_config_fresh; // not for the chapter's commands (npm warns of it)
@@ -310,8 +319,11 @@ console.error(paint(DIM, `[demo: working in ${copy}, ${how}${note}]`));
 // anyone who could write would plant ANTHROPIC_BASE_URL, to get your key, or BASH_ENV). Point it
 // at the repo's .env, where yours is; if there is none, dotenv quietly loads nothing.
 const dotenv = process.env.DOTENV_CONFIG_PATH;
-const from = process.env.INIT_CWD ?? REPO; // where you typed npm run demo
 process.env.DOTENV_CONFIG_PATH = dotenv ? resolve(from, dotenv) : join(REPO, '.env');
+
+// The command that runs this chapter again, for the chapter's hints (runAgain in shared/cli.ts):
+// `npx tsx <chapter>/code.ts -r 1f0c` would run it elsewhere, not in the copy with its sessions.
+process.env.LAH_DEMO_COMMAND = `npm run demo ${short} --`;
 
 // Run the chapter in this process, as `tsx <chapter>/code.ts …` started in the copy would run it:
 // this script already runs under tsx, and a second tsx (its own node processes, its own loader)

@@ -30,7 +30,8 @@ Environment (or .env):
   MODEL_ID             the model to ask
   API_TIMEOUT_SECONDS  give up on a response that has not begun after this long (default 120)
   STREAM_IDLE_SECONDS  give up on a reply that sends nothing for this long (default 90)
-  NO_COLOR             no colour on the terminal`;
+  NO_COLOR             no colour on the terminal
+  LAH_DEMO_COMMAND     the command that runs it again, for its hints (npm run demo sets it)`;
 
 /**
  * The flags given, plus -h/--help; undefined after -h has printed the usage. Wrong usage (an
@@ -83,15 +84,11 @@ export function requireTerminal(): void {
  * The prompts typed at the REPL, trimmed, one at a time (empty lines skipped). They end when the
  * reader leaves: exit, quit (or q, /exit, /quit), or Ctrl+D on an empty line. Ctrl+C at the prompt
  * exits with 130; Ctrl+Z at the prompt suspends (fg resumes); Up and Down recall earlier prompts.
- *
- * Between prompts, while the caller works on one (a turn, a REPL command), Ctrl+C is sent to this
- * process as SIGINT, which is what the chapters listen for; Ctrl+Z is dropped (a job stopped in
- * the middle of a turn would stop by surprise when it ends); other keys wait for the next prompt,
- * a line at a time.
- * Why not let the terminal send SIGINT: it would send it to `npx tsx` too, which passes it on unless
- * the program acknowledges it within ~30 ms, and kills the program ~30 ms after that. On a busy
- * machine one press could then arrive twice, or kill the agent. So the terminal stays in raw mode
- * from the first prompt to the last: Ctrl+C is a key that this code reads, and tsx never sees it.
+ * Between prompts (a turn, a REPL command), Ctrl+C is sent to this process as SIGINT, which the
+ * chapters listen for; Ctrl+Z is dropped (a job stopped mid-turn would stop by surprise when the
+ * turn ends); other keys wait for the next prompt, a line at a time.
+ * The terminal stays in raw mode from the first prompt to the last: Ctrl+C is a key read here, and
+ * tsx never sees it (else one press could land twice, or kill the agent: shared/README.md).
  */
 export async function* readPrompts(label: string): AsyncGenerator<string> {
   const keyboard = new PassThrough(); // the keys readline sees: those typed at the prompt
@@ -137,9 +134,8 @@ export async function* readPrompts(label: string): AsyncGenerator<string> {
 }
 
 /**
- * Ctrl+Z: stop the whole job (under `npx tsx`, tsx too), as the terminal does; then `resumed`.
- * The stop takes effect as the kill returns, so the next line runs once `fg` resumes the job, or
- * at once where the system drops the stop (nothing could resume it: `sh -c`, `script`, PID 1).
+ * Ctrl+Z: stop the whole job (under `npx tsx`, tsx too), as the terminal does; then `resumed`,
+ * once `fg` resumes it, or at once where the system drops the stop (`sh -c`, `script`, PID 1).
  */
 function suspend(resumed: () => void): void {
   process.stdin.setRawMode(false);
@@ -147,6 +143,10 @@ function suspend(resumed: () => void): void {
   process.stdin.setRawMode(true);
   resumed();
 }
+
+/** The command that runs `code` (s04_session/code.ts) again, with `args`; or npm run demo's. */
+export const runAgain = (code: string, args: string) =>
+  `${process.env.LAH_DEMO_COMMAND ?? `npx tsx ${code}`} ${args}`; // see COMMON_HELP
 
 /** Is the module at `url` (pass import.meta.url) the program that was started? */
 export function isEntryPoint(url: string): boolean {

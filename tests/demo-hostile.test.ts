@@ -19,6 +19,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join, relative } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { chapterFlags, REPO } from '../scripts/chapters.ts';
+import { inspect, pagePath } from '../scripts/inspect.ts';
 import { DEMO, demoCopy, runDemo, type DemoRun } from './helpers/demo.ts';
 
 const AS_ROOT = process.getuid?.() === 0;
@@ -206,6 +207,29 @@ describe.concurrent('npm run demo on a shared machine', () => {
     const [file] = readdirSync(join(sessions, folder)).filter((name) => name.endsWith('.jsonl'));
     const first_line = readFileSync(join(sessions, folder, file), 'utf8').split('\n')[0];
     expect(JSON.parse(first_line).type, 'the session file starts with its header').toBe('session');
+    // The way back is the demo's own command: npx tsx … would run in another folder, with no session.
+    const hint = `to come back to it: npm run demo s04 -- -r ${file.slice(0, 8)}`;
+    expect(done.stderr, 'the resume hint works from where npm run demo was typed').toContain(hint);
+  });
+
+  it('--trace: a file named from where you typed npm run demo, not in the agent’s copy; npm run inspect finds the others', async () => {
+    const home = newHome();
+    const typed = join(home, 'where-you-typed'); // npm says so in INIT_CWD
+    mkdirSync(typed);
+    const env = { HOME: home, INIT_CWD: typed, OFFLINE_PACE_MS: '0' };
+    const [named, unnamed] = await Promise.all([
+      runDemo(['s01', '--trace=t.jsonl', '-p', 'run true'], env),
+      runDemo(['s02', '--trace', '-p', 'run true'], env),
+    ]);
+    expectWorkedIn(named, demoCopy(home, 's01'), 'a fresh copy of demo/');
+    expect(named.stderr).toContain(`[trace: ${join(typed, 't.jsonl')}]`);
+    expect(existsSync(join(demoCopy(home, 's01'), 't.jsonl')), 'where the agent lists files and --fresh deletes them').toBe(false);
+    expectWorkedIn(unnamed, demoCopy(home, 's02'), 'a fresh copy of demo/');
+    const trace = /\[trace: (\S+)\]/.exec(unnamed.stderr)?.[1];
+    expect(trace, unnamed.stderr).toMatch(/\.learn-agent-harness\/traces\/lah-demo-s02-/);
+    const found = inspect([], REPO, home); // npm run inspect, typed in the repo
+    expect(found.code, found.stderr).toBe(0);
+    expect(found.stdout).toBe(pagePath(trace!));
   });
 
   it('npm run demo s01 --fresh (no --): npm keeps --fresh as npm_config_fresh, and it is honoured', async () => {

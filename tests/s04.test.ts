@@ -442,6 +442,9 @@ describe.concurrent('s04: the lock', () => {
   it('Ctrl+C at the prompt leaves with 130 and no lock, in a new session and in one with messages', async () => {
     const empty = await runRepl('s04', [{ after: /s04 >> $/, keys: '\x03' }]);
     expect(empty.code).toBe(130);
+    // Its id is announced, but nothing of it is written before a prompt: the line says so.
+    const announced = /session [0-9a-f]{8} \(new: saved from your first prompt on\); to come back/;
+    expect(empty.stdout, 'a new session says when it is saved').toMatch(announced);
     expect(readdirSync(sessionFolder(empty)), 'nothing typed, nothing left: no file, no lock').toEqual([]);
 
     const chatted = await chattedThenCtrlC();
@@ -519,5 +522,20 @@ describe.concurrent('s04: sub-agents and sessions', () => {
     expect(run.code, run.stderr).toBe(0);
     expect(JSON.stringify(run.requests[0].body), 'a resumed session loads the parent’s messages only').not.toContain('CHILD-SECRET');
     expect(run.requests[0].body.messages).toHaveLength(5);
+  });
+
+  it('Ctrl+C while a sub-agent waits for its reply: its call is answered "interrupted", not "failed"', async () => {
+    const TASK = 'Count the files in src/ and report the number.';
+    // The child's reply streams slowly: Ctrl+C aborts the child's request, as a reader's would.
+    const respond = (body: any) => body.messages[0].content === TASK
+      ? { ...reply(text('3 files')), eventDelayMs: 5_000 }
+      : reply(toolUse('agent', { task: TASK }, 'toolu_agent'));
+    const signalWhen = { after: /┌ sub-agent/, signal: 'SIGINT' as const };
+    const run = await runChapter('s04', { args: ['-p', 'how many files?'], respond, signalWhen });
+    expect(run.code, run.stderr).toBe(130);
+    const [file] = sessionFiles(run);
+    const [result] = loggedMessages(file)[2].content;
+    expect(result.content, 'what the model reads after -c').toMatch(/^Error: the sub-agent was interrupted/);
+    expect(result.content).not.toMatch(/failed|aborted/);
   });
 });

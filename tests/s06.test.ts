@@ -141,7 +141,13 @@ describe.concurrent('s06: the assembled system prompt', () => {
     const [first, second] = run.requests.map((r) => r.usage as any);
     expect(first?.cache_creation_input_tokens, 'the first request writes the cache').toBeGreaterThan(0);
     expect(second?.cache_read_input_tokens, 'the second reads it').toBeGreaterThan(0);
-    expect(run.stderr, 'the round line shows the cache and the cost').toMatch(/cache read [1-9]\d* · written \d+ · out \d+ · \$\d+\.\d{4} so far/);
+    expect(run.stderr, 'the round line shows the cache and the cost').toMatch(/cache read [1-9]\d* · written \d+ · out \d+ · \$\d+\.\d{4} so far\]/);
+  });
+
+  it('offline, the round line says its cost is not charged (the offline model is free)', async () => {
+    const run = await runChapter('s06', { args: ['-p', 'run echo hi'], offline: true });
+    expect(run.code, run.stderr).toBe(0);
+    expect(run.stderr).toMatch(/ · out \d+ · \$\d+\.\d{4} so far \(not charged\)\]/);
   });
 
   it('--show-prompt works offline: every section with its source and size, and the breakpoints', async () => {
