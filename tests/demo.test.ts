@@ -10,11 +10,13 @@
  * AGENTS.md followed only while it is there (s06). And the same task, on the project laid out
  * differently, still done: each step follows what the tools showed, not a script.
  */
-import { mkdtempSync, readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
+import { chapterFolder, REPO } from '../scripts/chapters.ts';
 import { copyDemo, DEMO, DEMO_ENV, demoCopy, edit, FIX, nodeTest, runDemo, varyDemo } from './helpers/demo.ts';
+import { READER_HOME, readerFolders } from './helpers/demo.ts';
 import { runChapter, runRepl, type RunResult } from './helpers/run-chapter.ts';
 
 // A run is ten replies or so, and the sample project's tests twice: a few seconds of CPU each. On a
@@ -29,15 +31,77 @@ const exchanges = (lines: Line[]) => lines.filter((l) => l.type === 'exchange' &
 
 const RULE = '- After fixing a bug, add a line to CHANGELOG.md';
 
+type Folders = { workspace: string; home: string };
+
 /** Run a chapter offline on a fresh copy of demo/: `-p "fix the failing test"`, and more. */
-function fixIn(chapter: string, more: { args?: string[]; env?: Record<string, string>; setup?: (ws: string) => void } = {}) {
+function fixIn(chapter: string, more: { args?: string[]; env?: Record<string, string>; setup?: (ws: string) => void; folders?: Folders } = {}) {
   return runChapter(chapter, {
     offline: true,
     args: ['-p', FIX, ...(more.args ?? [])],
     setup: more.setup ?? copyDemo,
     env: { ...DEMO_ENV, ...more.env },
+    folders: more.folders,
     timeoutMs: RUN_MS,
   });
+}
+
+// The runs whose figures the READMEs state run where npm run demo puts the copy, in a home as
+// long as the reader's the READMEs assume (helpers/demo.ts): the copy's path is in every request.
+const homes: string[] = [];
+function asReader(chapter: string): Folders {
+  const folders = readerFolders(chapter);
+  homes.push(folders.home);
+  return folders;
+}
+afterAll(() => {
+  for (const home of homes) rmSync(home, { recursive: true, force: true });
+});
+
+/**
+ * The lines of a chapter README's *Try it* transcript (the first ```text block of the section, in
+ * README.md and README.zh.md) that state what the run prints: the test command, `[round …]`
+ * lines, the sub-agent's cost, a compaction and its figures, the closing `Tests:` line.
+ */
+function statedLines(chapter: string): string[] {
+  const stated = (file: string) => {
+    const readme = readFileSync(join(REPO, chapterFolder(chapter)!, file), 'utf8');
+    const tryIt = readme.slice(readme.search(/^## (Try it|动手试试)$/m));
+    const transcript = tryIt.match(/```text\n([\s\S]*?)```/)?.[1] ?? '';
+    const figure = (line: string) =>
+      line.match(/^\$ node --test.*$/)?.[0] ??
+      line.match(/^(?:│ )?\[round \d+ · tokens in \d+ · out \d+\]$/)?.[0] ??
+      line.match(/sub-agent used \d+ input \+ \d+ output tokens$/)?.[0] ??
+      line.match(/^\[compacting \(auto\): \d+ messages\]$/)?.[0] ??
+      line.match(/context \d+ → \d+ tokens \(estimated\)\]$/)?.[0] ??
+      line.match(/^Tests: .*$/)?.[0];
+    return transcript.split('\n').map(figure).filter((line): line is string => line !== undefined);
+  };
+  const [en, zh] = [stated('README.md'), stated('README.zh.md')];
+  expect(zh, `${chapter}: README.zh.md's transcript states what README.md's does`).toEqual(en);
+  return en;
+}
+
+/**
+ * A run prints, in order, every line of its README's transcript that states a figure, on the
+ * Node this test runs under (the sample project's reporter.mjs prints the same on each), and as
+ * many compactions as the transcript shows.
+ */
+function expectAsStated(chapter: string, run: RunResult) {
+  const lines = statedLines(chapter);
+  expect(lines.length, `${chapter}'s README states figures in its Try it transcript`).toBeGreaterThan(0);
+  const printed = `${run.stderr}\n${run.stdout}`;
+  const where = `\n(figures for a home of ${READER_HOME.length} characters, as ${READER_HOME}; ` +
+    `node ${process.version})\n--- what it printed (end) ---\n${printed.slice(-6000)}`;
+  let from = 0;
+  for (const line of lines) {
+    const at = printed.indexOf(line, from);
+    expect(at, `${chapter}'s README shows \`${line}\`; the run did not print it (after what came before)${where}`)
+      .toBeGreaterThanOrEqual(0);
+    from = at + line.length;
+  }
+  const compactions = (text: string) => text.match(/\[compacting \(auto\)/g)?.length ?? 0;
+  expect(compactions(printed), `${chapter}: as many compactions as the README shows${where}`)
+    .toBe(lines.filter((line) => line.startsWith('[compacting (auto)')).length);
 }
 
 /** Where the bug is: in demo/ as shipped, and in the copy varyDemo (helpers/demo.ts) lays out. */
@@ -88,9 +152,25 @@ describe.concurrent('the offline demo model on the sample project', () => {
       expect(run.stderr.match(/\$ node --test/g), 'the tests run twice: to see the failure, and to check the fix').toHaveLength(2);
     });
 
+    it('s01 as its README shows it: the figures of its Try it, on this Node', async () => {
+      const run = await fixIn('s01', { folders: asReader('s01') });
+      expectFixed(run);
+      expectAsStated('s01', run);
+      // How it works: "input goes from 114 tokens to 2,410 after one `node --test`" (en and zh).
+      const rounds = [...run.stderr.matchAll(/\[round \d+ · tokens in (\d+)/g)].map((m) => Number(m[1]));
+      for (const file of ['README.md', 'README.zh.md']) {
+        const readme = readFileSync(join(REPO, 's01_agent_loop', file), 'utf8');
+        const stated = readme.match(/(?:from|从) ([\d,]+) (?:tokens|个 token)[^\n]*?(?:to|到了) ([\d,]+)/);
+        expect(stated, `s01/${file} states the input before and after one node --test`).not.toBeNull();
+        const [before, after] = stated!.slice(1).map((n) => Number(n.replace(/,/g, '')));
+        expect([rounds[0], rounds[1]], `s01/${file}: the first two requests' tokens in`).toEqual([before, after]);
+      }
+    });
+
     it('s02: with the file tools: read_file near the line, grep, edit_file', async () => {
       const run = await fixIn('s02');
       expectFixed(run);
+      expectAsStated('s02', run); // its transcript's two test runs (no figure depends on the path)
       expect(run.stderr).toMatch(/> read_file test\/discounts\.test\.js, offset: \d+, limit: \d+/);
       expect(run.stderr).toMatch(/> grep function lineTotal/);
       expect(run.stderr).toMatch(/> edit_file src\/discounts\.js, old_string: return quantity > BULK_MIN_QUANTITY;/);
@@ -100,9 +180,13 @@ describe.concurrent('the offline demo model on the sample project', () => {
     });
 
     it('s03: the exploration goes to a sub-agent, and the main agent edits from its report alone', async () => {
-      const run = await fixIn('s03', { args: ['--trace=trace.jsonl'] });
+      // The trace goes beside the copy, not in it: the copy stays as the README's run has it.
+      const folders = asReader('s03');
+      const trace = join(folders.home, 'trace.jsonl');
+      const run = await fixIn('s03', { args: [`--trace=${trace}`], folders });
       expectFixed(run);
-      const sent = exchanges(readTrace(join(run.workspace, 'trace.jsonl')));
+      expectAsStated('s03', run);
+      const sent = exchanges(readTrace(trace));
       const child = sent.filter((e) => e.agent === 'sub-agent');
       expect(child.length, 'the sub-agent made requests of its own').toBeGreaterThan(1);
       const task = child[0].request.messages[0].content;
@@ -139,10 +223,23 @@ describe.concurrent('the offline demo model on the sample project', () => {
       expect(readFileSync(join(run.workspace, 'CHANGELOG.md'), 'utf8')).toBe(readFileSync(join(DEMO, 'CHANGELOG.md'), 'utf8'));
     });
 
-    it('s05: with CONTEXT_WINDOW=10000 it compacts on the way, and goes on from its own summary', async () => {
-      const run = await fixIn('s05', { args: ['--trace=trace.jsonl'], env: { CONTEXT_WINDOW: '10000' } });
-      expectFixed(run);
-      const lines = readTrace(join(run.workspace, 'trace.jsonl'));
+    it('s05 as its README shows it: CONTEXT_WINDOW=10000, a big file read, then the task compacts on the way, and goes on from its own summary', async () => {
+      const folders = asReader('s05');
+      const trace = join(folders.home, 'trace.jsonl');
+      // The README's two prompts, in the REPL (a pseudo-terminal: stdout and stderr are one).
+      const run = await runRepl('s05', ['read test/shop.test.js', FIX, 'exit'], {
+        offline: true,
+        args: [`--trace=${trace}`],
+        setup: copyDemo,
+        folders,
+        env: { ...DEMO_ENV, CONTEXT_WINDOW: '10000' },
+        timeoutMs: RUN_MS,
+      });
+      expect(run.code, run.stdout).toBe(0);
+      expect(nodeTest(run.workspace).fail, 'the task was done').toBe(0);
+      expect(run.stdout).toContain('Fixed. The failing test was “gives the bulk discount from 10 items”');
+      expectAsStated('s05', run);
+      const lines = readTrace(trace);
       const compactions = lines.filter((l) => l.type === 'event' && l.event === 'compaction');
       expect(compactions.length, `at least one compaction:\n${run.stderr.slice(-2000)}`).toBeGreaterThan(0);
       const asked = exchanges(lines).find((e) => e.agent === 'compaction')!;
@@ -152,13 +249,22 @@ describe.concurrent('the offline demo model on the sample project', () => {
       for (const heading of ['1. Requests', '2. Files', '3. Errors', '4. Decisions', '5. State', '6. Next step']) {
         expect(summary, `the summary has the heading ${heading}`).toContain(`\n${heading}\n`);
       }
-      expect(summary, 'it names the request').toMatch(/1\. Requests\n- fix the failing test\n/);
-      expect(summary, 'and the files read').toMatch(/2\. Files\n- test\/discounts\.test\.js: read/);
-      expect(summary, 'what was found').toContain('The failing test is “gives the bulk discount from 10 items” at test/discounts.test.js:21');
+      expect(summary, 'it names the requests').toMatch(/1\. Requests\n- read test\/shop\.test\.js\n- fix the failing test\n/);
+      expect(summary, 'and the file read').toMatch(/2\. Files\n- test\/shop\.test\.js: read/);
+      // What is left, with the command the model ran: the next step reads the test run's output,
+      // which goes on word for word after the summary.
       expect(summary, 'and what is left').toMatch(/- Not finished: fix the failing test\n[\s\S]*6\. Next step\n- \S/);
+      expect(summary).not.toContain('--test-reporter=tap');
       // The main agent's next request starts from the summary, and the task still finishes.
       const next = exchanges(lines).find((e) => e.agent === 'main' && e.n > asked.n)!;
       expect(next.request.messages[0].content).toContain(summary);
+      expect(JSON.stringify(next.request.messages.slice(1)), 'then the test run, word for word')
+        .toContain('not ok 4 - gives the bulk discount from 10 items');
+      // Tier 1 as the README says: from round 6 on, the first test run's output is a placeholder.
+      const main = exchanges(lines).filter((e) => e.agent === 'main');
+      const last = JSON.stringify(main.at(-1)!.request.messages);
+      expect(last, 'a placeholder for the first test run')
+        .toContain('[cleared to save context: the result of bash {\\"command\\":\\"node --test');
     });
   });
 

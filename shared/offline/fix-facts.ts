@@ -50,8 +50,8 @@ export interface Facts {
   failed?: string;
   /** The fact sentences its notes hold already. */
   written: Set<string>;
-  /** How this project's tests run (looking.ts). */
-  testCommand: string;
+  /** How this project's tests run (looking.ts); unknown to a summary, which sees no folder. */
+  testCommand?: string;
 }
 
 // ── Its notes ──────────────────────────────────────────────────────────────────────────────────
@@ -193,7 +193,7 @@ export function readFacts(task: Task, request: Pick<Request, 'system' | 'workdir
     rule: readRule(request.system),
     written: new Set(),
     interrupted: false,
-    testCommand: testCommand(request.workdir),
+    testCommand: request.workdir === undefined ? undefined : testCommand(request.workdir),
   };
   for (const entry of task.entries) {
     if (entry.kind === 'note') readNotes(entry.text, facts);
@@ -218,6 +218,9 @@ function learnFrom(call: Call, facts: Facts, workdir?: string): void {
   const { text, isError } = call.result!;
   const kind = callKind(call);
   if (kind === 'tests') {
+    // The command it ran goes on being the one: a summary knows no folder to read it from.
+    const command = String(call.input.command ?? '');
+    if (command.startsWith('node --test')) facts.testCommand = command;
     const run = readTestRun(text, workdir);
     if (run && facts.edited) facts.after = run;
     if (!run || facts.edited) return;

@@ -107,7 +107,9 @@ export function nextStep(facts: Facts, tools: Set<string>): Step {
 }
 
 function decide(facts: Facts, tools: Set<string>): Step {
-  const { failing, before, after, fn, module, change, edited, testCommand } = facts;
+  const { failing, before, after, fn, module, change, edited } = facts;
+  const testCommand = facts.testCommand ?? TEST_COMMAND;
+  const named = facts.testCommand === undefined ? '' : ` (${facts.testCommand})`;
   if (facts.failed !== undefined) return failed(facts.last!, facts.failed, testCommand);
   if (!before && !after && !failing) {
     // A run you stopped halfway (Ctrl+C), then asked to continue: run it again. One that ended
@@ -123,7 +125,7 @@ function decide(facts: Facts, tools: Set<string>): Step {
     const again = "My test run was cut short: its output ends before node's summary. I'll " +
       'run the tests again.';
     return {
-      what: `run the tests (${testCommand})`,
+      what: `run the tests${named}`,
       thinking: cut ? again : first,
       call: runTests(testCommand),
     };
@@ -154,7 +156,7 @@ function decide(facts: Facts, tools: Set<string>): Step {
   if (change && !edited) return makeEdit(facts, change, tools);
   if (edited && !after) {
     return {
-      what: `run the tests again (${testCommand})`,
+      what: `run the tests again${named}`,
       thinking: `The edit applied: line ${edited.line} of ${edited.file} now ` +
         `reads \`${edited.after}\`. Now I check it the way it failed: all the tests again, not ` +
         'just the one, in case the change broke another.',
@@ -434,7 +436,7 @@ function finalAnswer(facts: Facts): Step {
     change.why ? `The cause: in ${change.file}, ${change.why}.` : '',
     facts.spec ? `The rule, ${facts.spec.file}:${facts.spec.line}: “${facts.spec.text}”.` : '',
     `The change, ${change.file} line ${change.line}: \`${change.before}\` → \`${change.after}\`.`,
-    `Tests: ${after!.pass} of ${after!.total} pass (${facts.testCommand}).`,
+    `Tests: ${after!.pass} of ${after!.total} pass (${facts.testCommand ?? TEST_COMMAND}).`,
     rule && ruleLine ? ruleNote(rule, ruleLine) : '',
   ];
   return answer(`The tests pass, ${after!.pass} of ${after!.total}. Time to say what I found ` +

@@ -1,18 +1,19 @@
 /**
  * The sample project (demo/) in a test: a fresh copy as a chapter's workspace, and its own test
- * command, `node --test`, run on it as a reader would run it.
+ * command, `npm test` (node --test with its reporter.mjs), run on it as a reader would run it.
  *
  *   const run = await runChapter('s02', { offline: true, setup: copyDemo, env: DEMO_ENV, args: […] });
  *   nodeTest(run.workspace) → { pass: 52, fail: 0, output }
  */
 import { execFile, spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, renameSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync } from 'node:fs';
 import { writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { build } from 'esbuild';
 import { chapterCode, chapterFolder, REPO } from '../../scripts/chapters.ts';
+import { testCommand } from '../../shared/offline/looking.ts';
 import { BUNDLE_DIR, bundleChapter } from './bundle.ts';
 
 export const DEMO = join(REPO, 'demo');
@@ -25,6 +26,28 @@ export const FIX = 'fix the failing test';
 /** Where `npm run demo <chapter>` keeps its copy of demo/, in a HOME: its only home. */
 export const demoCopy = (home: string, chapter: string) =>
   join(home, '.learn-agent-harness', 'demo', `lah-demo-${chapter}`);
+
+/**
+ * The home the READMEs' demo figures are for: /home/reader, 12 characters. The copy's path
+ * (<home>/.learn-agent-harness/demo/lah-demo-sNN) is in the system prompt, and s05 sends the
+ * transcript's path in its summary, so each character of the home moves the token figures.
+ */
+export const READER_HOME = '/home/reader';
+
+/**
+ * A home whose path is as long as READER_HOME, and where npm run demo would put the chapter's
+ * copy in it: a run there prints the figures the READMEs give. `/tmp/h` and mkdtemp's six
+ * characters make 12. The caller removes the home.
+ */
+export function readerFolders(chapter: string): { home: string; workspace: string } {
+  const home = mkdtempSync('/tmp/h');
+  if (home.length !== READER_HOME.length) {
+    throw new Error(`${home}: a home of ${READER_HOME.length} characters was meant`);
+  }
+  const workspace = demoCopy(home, chapter);
+  mkdirSync(workspace, { recursive: true });
+  return { home, workspace };
+}
 
 export interface DemoRun {
   status: number | null;
@@ -146,7 +169,9 @@ export function nodeTest(workspace: string): NodeTestResult {
   const key = testInputs(workspace);
   const known = nodeTestResults.get(key);
   if (known) return known;
-  const run = spawnSync(process.execPath, ['--test'], { cwd: workspace, encoding: 'utf8' });
+  // The project's own command (package.json's scripts.test, as the offline model reads it).
+  const args = testCommand(workspace).split(' ').slice(1);
+  const run = spawnSync(process.execPath, args, { cwd: workspace, encoding: 'utf8' });
   const output = `${run.stdout}${run.stderr}`;
   const count = (what: string) =>
     Number(output.match(new RegExp(`^[#ℹ] ${what} (\\d+)$`, 'm'))?.[1]);
