@@ -98,7 +98,8 @@ export function readMessages(messages: Message[]): Entry[] {
 
 export function readResult(text: string, isError: boolean): Result {
   const placeholder = text.startsWith('[cleared to save context:');
-  // Ctrl+C during a sub-agent aborts its request: "the sub-agent failed: … Request was aborted."
+  // Ctrl+C during a sub-agent: "the sub-agent was interrupted …" (before issue 33: "the sub-agent
+  // failed: … Request was aborted.", still in sessions saved then).
   const interrupted = isError && /\binterrupted\b|\bRequest was aborted\b/.test(text);
   return { text, isError, usable: !placeholder && !interrupted };
 }
