@@ -15,6 +15,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { chapterFolder, REPO } from '../scripts/chapters.ts';
+import { readTestRun } from '../shared/offline/outputs.ts';
 import { copyDemo, DEMO, DEMO_ENV, demoCopy, edit, FIX, nodeTest, runDemo, varyDemo } from './helpers/demo.ts';
 import { READER_HOME, readerFolders } from './helpers/demo.ts';
 import { runChapter, runRepl, type RunResult } from './helpers/run-chapter.ts';
@@ -139,6 +140,27 @@ describe.concurrent('the offline demo model on the sample project', () => {
     const before = nodeTest(DEMO);
     expect(before.fail, before.output).toBe(1);
     expect(before.output).toMatch(/not ok \d+ - gives the bulk discount from 10 items|✖ gives the bulk discount from 10 items/);
+  });
+
+  it('npm test (reporter.mjs) prints nothing that changes with the Node, the run or the folder, and the offline model reads it', () => {
+    const before = nodeTest(DEMO);
+    expect(before.output, 'no timing, no node-internal frame, no absolute path').not.toMatch(/duration_ms|node:internal|\/demo\//);
+    expect(readTestRun(before.output, DEMO)).toEqual({
+      total: 52,
+      pass: 51,
+      fail: 1,
+      failing: { name: 'gives the bulk discount from 10 items', file: 'test/discounts.test.js', line: 21, expected: '9000', actual: '10000' },
+    });
+    // A test file that does not load: node's error, the file and its exit code, as node's TAP has them.
+    const broken = mkdtempSync(join(tmpdir(), 'lah-demo-broken-'));
+    try {
+      copyDemo(broken);
+      edit(broken, 'test/discounts.test.js', (text) => text.replace("'../src/discounts.js'", "'../src/nope.js'"));
+      const failing = readTestRun(nodeTest(broken).output, broken)?.failing;
+      expect(failing).toMatchObject({ file: 'test/discounts.test.js', wholeFile: { why: expect.stringContaining('Cannot find module') } });
+    } finally {
+      rmSync(broken, { recursive: true, force: true });
+    }
   });
 
   describe.concurrent('fix the failing test, offline, in each chapter', { timeout: TEST_MS }, () => {
