@@ -32,7 +32,7 @@ it('npm run check reports a type error in the chapter (file, line, the code), an
   expect(run.stdout, 'no exercise check ran').not.toMatch(/passed|failed/);
 });
 
-it('npm run check names the chapter it checks, and the file that does not compile', () => {
+it('npm run check names the file that does not compile, whichever of the chapter’s files it is', () => {
   const copy = mkdtempSync(join(tmpdir(), 'lah-check-'));
   for (const name of ['package.json', 'tsconfig.json', 'scripts', 'tests', 's03_subagent']) {
     cpSync(join(REPO, name), join(copy, name), { recursive: true });
@@ -49,15 +49,6 @@ it('npm run check names the chapter it checks, and the file that does not compil
   expect(broken.stderr, 'the file that does not compile, by name').toMatch(/^s03_subagent\/tools\.ts does not compile:/);
   expect(broken.stderr, 'not code.ts, which is fine').not.toContain('code.ts');
   expect(broken.stderr, 'what to do, naming the file').toContain('until s03_subagent/tools.ts compiles');
-
-  // Fixed, with a check that passes at once (the real ones run the chapter: the suite has them).
-  writeFileSync(tools, shipped);
-  const stub = "export const checks = [{ id: 'x', title: 'x', async run() {} }];\n";
-  writeFileSync(join(copy, 's03_subagent', 'exercises', 'checks.ts'), stub);
-  const fine = check();
-  expect(fine.status, `the check passes; it printed:\n${fine.stdout}${fine.stderr}`).toBe(0);
-  expect(fine.stdout, 'the chapter checked, not its code.ts').toMatch(/^Checking the exercises of s03_subagent\b/);
-  expect(fine.stdout).not.toContain('code.ts');
 });
 
 it('npm run check --help prints the usage and exits 0; a wrong chapter or option, 2', () => {

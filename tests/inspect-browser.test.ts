@@ -335,24 +335,3 @@ inBrowser(TITLE_ODD, async () => {
   await page.close();
 });
 
-// The run of a reader with no Chromium, as `npm test` shows it: three tests skipped, and why.
-const NOWHERE = '/nonexistent/chromium';
-if (process.env.CHROMIUM !== NOWHERE) {
-  it('without a Chromium, the run says why these tests are skipped, and how to get one', () => {
-    // This file alone, in a vitest of its own, outside CI (where a missing Chromium fails).
-    const env = Object.fromEntries(Object.entries(process.env)
-      .filter(([name]) => !name.startsWith('VITEST') && name !== 'CI'));
-    const vitest = join(REPO, 'node_modules/.bin/vitest');
-    const run = spawnSync(vitest, ['run', 'tests/inspect-browser.test.ts'], {
-      cwd: REPO,
-      env: { ...env, CHROMIUM: NOWHERE, NO_COLOR: '1' },
-      encoding: 'utf8',
-      timeout: 60_000,
-    });
-    const out = `${run.stdout}${run.stderr}`;
-    expect(run.status, `the run should pass, skipping; it printed:\n${out}`).toBe(0);
-    expect(out, 'the three browser tests are skipped').toMatch(/Tests +3 skipped/);
-    expect(out, 'the run says why').toContain(`no Chromium at ${NOWHERE}`);
-    expect(out, 'and how to get one').toContain('sudo apt-get install chromium-headless-shell');
-  });
-}
