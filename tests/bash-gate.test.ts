@@ -11,6 +11,7 @@ import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
 import { expect, it } from 'vitest';
 import { REPO } from '../scripts/chapters.ts';
+import { bundleChapter } from './helpers/bundle.ts';
 
 const HOME = '/srv/people/reader';
 const GATE = join(REPO, 's02_tools', 'bash.ts'); // s03–s06 have it byte for byte (layout.test.ts)
@@ -21,14 +22,15 @@ const COMMANDS = [
   `exit 0; rm -rf ~/${'.'.repeat(80)}x`, // the dots
 ];
 
-it('refuses a recursive rm of the home folder written out in full, allows one inside it, and reads a run of dots at once', () => {
-  const code = `const { runBash } = await import(${JSON.stringify(GATE)});
+it('refuses a recursive rm of the home folder written out in full, allows one inside it, and reads a run of dots at once', async () => {
+  // bash.ts and what it imports in one file for node, as the chapters' runs are (helpers/bundle.ts).
+  const code = `const { runBash } = await import(${JSON.stringify(await bundleChapter(GATE))});
     const said = [];
     for (const command of ${JSON.stringify(COMMANDS)}) {
       said.push(await runBash(command).catch((err) => 'refused: ' + err.message));
     }
     console.log(JSON.stringify(said));`;
-  const run = spawnSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', code], {
+  const run = spawnSync(process.execPath, ['--input-type=module', '-e', code], {
     cwd: REPO,
     encoding: 'utf8',
     timeout: 20_000,

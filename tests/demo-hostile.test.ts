@@ -52,7 +52,11 @@ function expectWorkedIn(run: DemoRun, copy: string, how: 'a fresh copy of demo/'
   expect(run.status, run.stderr).toBe(0);
   expect(run.stderr).toContain(`[demo: working in ${copy}, ${how};`);
   expect(run.stderr).not.toMatch(/^\s+at /m);
+  // The stand-in chapter (runDemo's `stub`) says where it ran: in the copy, given what was left.
+  if (run.stdout.startsWith('{"cwd"')) expect(JSON.parse(run.stdout).cwd).toBe(copy);
 }
+
+const STUB = { stub: true };
 
 const listing = (dir: string): string[] =>
   readdirSync(dir, { recursive: true, encoding: 'utf8' }).sort();
@@ -74,7 +78,7 @@ describe.concurrent('npm run demo on a shared machine', () => {
     expectRefused(dangling, /lah-demo-s03 is a symbolic link.*--fresh/);
 
     const fresh = await Promise.all(
-      ['s01', 's02', 's03'].map((chapter) => runDemo([chapter, '--fresh', '-h'], env)),
+      ['s01', 's02', 's03'].map((chapter) => runDemo([chapter, '--fresh', '-h'], env, STUB)),
     );
     for (const [i, chapter] of ['s01', 's02', 's03'].entries()) {
       expectWorkedIn(fresh[i], demoCopy(home, chapter), 'a fresh copy of demo/');
@@ -133,7 +137,7 @@ describe.concurrent('npm run demo on a shared machine', () => {
     writeFileSync(join(planted, '.env'), 'BASH_ENV=/nonexistent\n');
     chownSync(planted, 65534, 65534);
     const home = newHome(false);
-    const run = await runDemo(['s01', '-h'], { HOME: home, TMPDIR: shared });
+    const run = await runDemo(['s01', '-h'], { HOME: home, TMPDIR: shared }, STUB);
     expectWorkedIn(run, demoCopy(home, 's01'), 'a fresh copy of demo/');
     expect(statSync(demoCopy(home, 's01')).uid).toBe(0);
   });
@@ -174,7 +178,7 @@ describe.concurrent('npm run demo on a shared machine', () => {
     const copy = demoCopy(home, 's01');
     cpSync(DEMO, copy, { recursive: true });
     writeFileSync(join(copy, 'from-before.txt'), 'old\n');
-    const runs = await Promise.all([1, 2, 3, 4].map(() => runDemo(['s01', '--fresh', '-h'], { HOME: home })));
+    const runs = await Promise.all([1, 2, 3, 4].map(() => runDemo(['s01', '--fresh', '-h'], { HOME: home }, STUB)));
     for (const run of runs) {
       if (run.status === 0) expectWorkedIn(run, copy, 'a fresh copy of demo/');
       else expectRefused(run, /lah-demo-s01 is in use by pid \d+ \(npm run demo s01, or a chapter run there\)/);
@@ -237,7 +241,8 @@ describe.concurrent('npm run demo on a shared machine', () => {
     const copy = demoCopy(home, 's01');
     cpSync(DEMO, copy, { recursive: true });
     writeFileSync(join(copy, 'from-before.txt'), 'old\n');
-    const run = await runDemo(['s01', '-h'], { HOME: home, npm_config_fresh: 'true' });
+    const run = await runDemo(['s01', '-h'], { HOME: home, npm_config_fresh: 'true' }, STUB);
+    expect(JSON.parse(run.stdout).args, 'npm’s flag is not passed on').toEqual(['-h']);
     expectWorkedIn(run, copy, 'a fresh copy of demo/');
     expect(existsSync(join(copy, 'from-before.txt'))).toBe(false);
     // The tests' TMPDIR is inside the repo (tsx's cache, helpers/demo.ts): the copy never is.
@@ -267,7 +272,7 @@ describe.concurrent('npm run demo on a shared machine', () => {
     // A TMPDIR in the repo, named so (tsx's cache may be reached through a link: test:solved).
     const inside = join(REPO, 'node_modules', '.cache');
     const [run, inRepo, relativeHome] = await Promise.all([
-      runDemo(['s01', '-h'], { HOME: notAFolder, TMPDIR: tmp }),
+      runDemo(['s01', '-h'], { HOME: notAFolder, TMPDIR: tmp }, STUB),
       runDemo(['s01', '-h'], { HOME: notAFolder, TMPDIR: inside }),
       runDemo(['s01', '-h'], { HOME: '.', TMPDIR: inside }), // '.': the repo, where it runs
     ]);

@@ -40,6 +40,8 @@ export interface LoopOptions {
    * other test of the chapter goes through tsx; off where one does (Ctrl+C under tsx, say).
    */
   offlineViaTsx?: boolean;
+  /** What every round line of the offline REPL says too (s06: its cost is not charged). */
+  offlineRoundLine?: RegExp;
 }
 
 export function loopBehaviours(chapter: string, options: LoopOptions) {
@@ -549,6 +551,9 @@ export function loopBehaviours(chapter: string, options: LoopOptions) {
       expect(run.stdout, '"quit" leaves; it is not sent to the model').not.toMatch(/did not understand "quit"/);
       const listed = [...run.stdout.matchAll(/^│ {3}(\w+)/gm)].map((m) => m[1]).filter((word) => word !== 'join');
       expect(listed, 'the banner lists exactly the commands this chapter’s tools can do').toEqual(offlineCommands);
+      const rounds = run.stdout.match(/^\[round .*$/gm) ?? [];
+      if (options.offlineRoundLine) expect(rounds, 'round lines').not.toHaveLength(0);
+      for (const line of options.offlineRoundLine ? rounds : []) expect(line).toMatch(options.offlineRoundLine!);
     });
   });
 }
