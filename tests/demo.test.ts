@@ -16,6 +16,7 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { chapterFolder, REPO } from '../scripts/chapters.ts';
 import { readTestRun } from '../shared/offline/outputs.ts';
+import { maintainerSkip } from './helpers/committed.ts';
 import { copyDemo, DEMO, DEMO_ENV, demoCopy, edit, FIX, nodeTest, runDemo, varyDemo } from './helpers/demo.ts';
 import { READER_HOME, readerFolders } from './helpers/demo.ts';
 import { runChapter, runRepl, type RunResult } from './helpers/run-chapter.ts';
@@ -88,6 +89,10 @@ function statedLines(chapter: string): string[] {
  * many compactions as the transcript shows.
  */
 function expectAsStated(chapter: string, run: RunResult) {
+  // A maintainer check: a reader's exercise solution changes what the chapter sends, and so the
+  // figures (helpers/committed.ts).
+  const skip = maintainerSkip(chapterFolder(chapter)!, ['*.ts', 'README.md', 'README.zh.md']);
+  if (skip) return console.log(`${chapter}'s Try it figures: ${skip}`);
   const lines = statedLines(chapter);
   expect(lines.length, `${chapter}'s README states figures in its Try it transcript`).toBeGreaterThan(0);
   const printed = `${run.stderr}\n${run.stdout}`;
