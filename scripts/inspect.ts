@@ -7,9 +7,9 @@
  *   npm run inspect -- /path/to/trace.jsonl  that trace
  *
  * Prints the page's path on stdout (open it in a browser; it loads nothing from the network), and
- * on stderr the trace it took (when none is named) and how long it took. Exit 2, with one line saying why: no trace, or not a trace. The
- * trace is read a line at a time (traceLines): it may be larger than any string, as a long run's
- * is; only the page has to fit.
+ * on stderr the trace it took (when none is named) and how long it took. Exit 2, with one line
+ * saying why: no trace, or not a trace. The trace is read a line at a time (traceLines): it may
+ * be larger than any string, as a long run's is; only the page has to fit.
  */
 import { constants } from 'node:buffer';
 import { closeSync, constants as fs, fstatSync, openSync, readdirSync, readSync, realpathSync }

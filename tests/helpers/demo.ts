@@ -7,7 +7,8 @@
  */
 import { execFile, spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync } from 'node:fs';
+import { renameSync } from 'node:fs';
 import { writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -101,8 +102,15 @@ export async function runDemo(
  * chapter's bundle would cost about three times the launcher's own run.
  */
 function stubChapter(): string {
-  const file = join(BUNDLE_DIR, 'demo-stub-chapter.mjs');
-  const code = 'console.log(JSON.stringify({ cwd: process.cwd(), args: process.argv.slice(2) }));\n';
+  const code = 'const said = { cwd: process.cwd(), args: process.argv.slice(2) };\n' +
+    'console.log(JSON.stringify(said));\n';
+  return cached('demo-stub', code);
+}
+
+/** `code` as a file in the bundle cache, named by its content, written whole once. */
+function cached(name: string, code: string | Uint8Array): string {
+  const hash = createHash('sha256').update(code).digest('hex').slice(0, 24);
+  const file = join(BUNDLE_DIR, `${name}-${hash}.mjs`);
   if (!existsSync(file)) {
     mkdirSync(BUNDLE_DIR, { recursive: true });
     writeFileSync(`${file}.${process.pid}.tmp`, code);
@@ -147,14 +155,7 @@ export function chapterCode(chapter: string): string {
         },
       }],
     });
-    const code = result.outputFiles[0].contents;
-    const file = join(BUNDLE_DIR, `demo-${createHash('sha256').update(code).digest('hex').slice(0, 24)}.mjs`);
-    mkdirSync(BUNDLE_DIR, { recursive: true });
-    if (!existsSync(file)) {
-      writeFileSync(`${file}.${process.pid}.tmp`, code);
-      renameSync(`${file}.${process.pid}.tmp`, file);
-    }
-    return file;
+    return cached('demo', result.outputFiles[0].contents);
   })();
   return demoBundleBuild;
 }
