@@ -156,13 +156,16 @@ it("reads node's final summary, not a test's output that imitates it", () => {
   expect(readTestRun(`TAP version 13\n${logged}[timed out after 120s; killed]`)).toBeUndefined();
 });
 
+// The notes the fix task has written by the time it edits, and the edit it then makes.
+const NOTES = 'The failing test is “gives the bulk discount from 10 items” at test/discounts.test.js:21: ' +
+  'expected 9000, got 10000. The test calls lineTotal, imported from src/discounts.js. README.md says ' +
+  'nothing about it. The line to change is src/discounts.js:19: `return quantity > LIMIT;` → `return ' +
+  'quantity >= LIMIT;` (`quantity > LIMIT` leaves out exactly 10 (LIMIT is 10), which the test counts in).';
+const EDIT = { file_path: 'src/discounts.js', old_string: 'return quantity > LIMIT;', new_string: 'return quantity >= LIMIT;' };
+
 it('does not say "Fixed" when a test that logs a summary of its own still fails after the edit', () => {
-  const notes = 'Before any change, tests: 1 of 2 pass. The failing test is “gives the bulk discount from ' +
-    '10 items” at test/discounts.test.js:21: expected 9000, got 10000. The test calls lineTotal, ' +
-    'imported from src/discounts.js. README.md says nothing about it. The line to change is ' +
-    'src/discounts.js:19: `return quantity > LIMIT;` → `return quantity >= LIMIT;` (`quantity > ' +
-    'LIMIT` leaves out exactly 10 (LIMIT is 10), which the test counts in).';
-  const edit = { file_path: 'src/discounts.js', old_string: 'return quantity > LIMIT;', new_string: 'return quantity >= LIMIT;' };
+  const notes = `Before any change, tests: 1 of 2 pass. ${NOTES}`;
+  const edit = EDIT;
   const logged = '# tests 53\n# suites 0\n# pass 53\n# fail 0\n';
   const reply = ask([
     { role: 'user', content: 'fix the failing test' },
@@ -214,11 +217,8 @@ it('reports a read that failed, in the tool’s words, and stops instead of read
 // ── Item 12: an edit the file system refuses ─────────────────────────────────────────────────────
 
 it('reports an edit that failed for another reason than its old text, and does not retry it', () => {
-  const notes = 'The failing test is “gives the bulk discount from 10 items” at test/discounts.test.js:21: ' +
-    'expected 9000, got 10000. The test calls lineTotal, imported from src/discounts.js. README.md says ' +
-    'nothing about it. The line to change is src/discounts.js:19: `return quantity > LIMIT;` → `return ' +
-    'quantity >= LIMIT;` (`quantity > LIMIT` leaves out exactly 10 (LIMIT is 10), which the test counts in).';
-  const edit = { file_path: 'src/discounts.js', old_string: 'return quantity > LIMIT;', new_string: 'return quantity >= LIMIT;' };
+  const notes = NOTES;
+  const edit = EDIT;
   const denied = "Error: EACCES: permission denied, open '/work/shop/src/discounts.js'";
   const reply = ask([
     { role: 'user', content: 'fix the failing test' },
@@ -241,14 +241,14 @@ it('reports an edit that failed for another reason than its old text, and does n
 
 // ── Item 13: what it cannot do ───────────────────────────────────────────────────────────────────
 
-it('says a test file failed as a whole (it did not load) instead of "expected undefined"', () => {
-  const output = `TAP version 13
-# Error [ERR_MODULE_NOT_FOUND]: Cannot find module '/work/shop/src/missing.js' imported from /work/shop/test/a.test.js
-# Subtest: /work/shop/test/a.test.js
-not ok 1 - /work/shop/test/a.test.js
+/** What node's TAP says for a test file that failed as a whole: what it printed, then the file. */
+const wholeFileFailure = (file: string, printed: string[]) => `TAP version 13
+${printed.join('\n')}
+# Subtest: /work/shop/${file}
+not ok 1 - /work/shop/${file}
   ---
   duration_ms: 79.344555
-  location: '/work/shop/test/a.test.js:1:1'
+  location: '/work/shop/${file}:1:1'
   failureType: 'testCodeFailure'
   exitCode: 1
   signal: ~
@@ -257,6 +257,11 @@ not ok 1 - /work/shop/test/a.test.js
   ...
 ${SUMMARY(1, 0, 1)}
 [exit code 1]`;
+
+it('says a test file failed as a whole (it did not load) instead of "expected undefined"', () => {
+  const output = wholeFileFailure('test/a.test.js', [
+    "# Error [ERR_MODULE_NOT_FOUND]: Cannot find module '/work/shop/src/missing.js' imported from /work/shop/test/a.test.js",
+  ]);
   const reply = ask(afterRun(output));
   expect(calls(reply)).toEqual([]);
   expect(said(reply)).not.toMatch(/undefined/);
@@ -273,26 +278,14 @@ it('says node found no tests, not "All 0 tests pass"', () => {
 
 it('says it can run only node --test when a test file was written for jest (its globals are missing)', () => {
   // What node 20 printed for a jest test file, `describe(…)` with no import.
-  const output = `TAP version 13
-# file:///work/shop/test/cart.test.js:1
-# describe('cart', () => { test('adds', () => { expect(1).toBe(1); }); });
-# ^
-# ReferenceError: describe is not defined
-#     at file:///work/shop/test/cart.test.js:1:1
-# Node.js v20.20.2
-# Subtest: /work/shop/test/cart.test.js
-not ok 1 - /work/shop/test/cart.test.js
-  ---
-  duration_ms: 156.674156
-  location: '/work/shop/test/cart.test.js:1:1'
-  failureType: 'testCodeFailure'
-  exitCode: 1
-  signal: ~
-  error: 'test failed'
-  code: 'ERR_TEST_FAILURE'
-  ...
-${SUMMARY(1, 0, 1)}
-[exit code 1]`;
+  const output = wholeFileFailure('test/cart.test.js', [
+    '# file:///work/shop/test/cart.test.js:1',
+    "# describe('cart', () => { test('adds', () => { expect(1).toBe(1); }); });",
+    '# ^',
+    '# ReferenceError: describe is not defined',
+    '#     at file:///work/shop/test/cart.test.js:1:1',
+    '# Node.js v20.20.2',
+  ]);
   const reply = ask(afterRun(output));
   expect(calls(reply)).toEqual([]);
   expect(said(reply)).toContain('test/cart.test.js failed as a whole');
