@@ -83,8 +83,8 @@ export function blocksOf(message: MessageParam): ContentBlockParam[] {
  * is sent as a placeholder that names the call, so the model knows what to run again if it needs
  * it. The most recent KEEP_RESULTS and the small ones stay whole; a result it has not seen yet is
  * never touched. Only what is sent changes: the log keeps every result whole. And a result once
- * replaced stays replaced (results only ever get older), so each request starts with the same
- * bytes as the one before: what prompt caching (s06) needs.
+ * replaced stays replaced (results only ever get older): past the request that first sends it so,
+ * each request starts with the same bytes as the one before, what prompt caching (s06) needs.
  */
 export function microCompact(messages: MessageParam[]): MessageParam[] {
   const calls = new Map<string, ToolUseBlockParam>();
