@@ -27,10 +27,9 @@ import { OFFLINE_COMMANDS, usable } from './offline/commands.ts';
 import { blocks, readRequest, SUMMARY_HEAD } from './offline/conversation.ts';
 import { findDefinition } from './offline/find.ts';
 import { fixTheTest } from './offline/fix-the-test.ts';
-import { say, showSafely } from './offline/reply.ts';
+import { clip, say, showSafely } from './offline/reply.ts';
 import { summarise } from './offline/summary.ts';
 import { currentTask, DEMO_TASKS, isCommand, MAX_PROMPT, readFixPrompt } from './offline/tasks.ts';
-import { head } from './text.ts';
 
 export { OFFLINE_COMMANDS };
 
@@ -102,9 +101,8 @@ function decide(body: any): MessageReply {
   if (current.kind === 'nothing to continue') {
     // How the last task ended, in its own words: "done" would be wrong for one it declined.
     const last = current.last;
-    const ended = last?.answer?.split('\n')[0] ?? '';
-    const answer = ended.length > 120 ? `${head(ended, 120)}…` : ended;
-    const why = last ? `the last task, “${last.prompt}”, ended with my answer: “${answer}”`
+    const ended = clip(last?.answer?.split('\n')[0] ?? '', 120);
+    const why = last ? `the last task, “${last.prompt}”, ended with my answer: “${ended}”`
       : 'no task was started yet';
     return say(`There is nothing to continue: ${why}.\n${whatICanDo(tools)}`);
   }

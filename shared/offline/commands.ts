@@ -8,7 +8,7 @@
 import type { MessageReply, ReplyBlock } from '../fake-anthropic.ts';
 import { head } from '../text.ts';
 import { blocks, INTERRUPTED_NOTE, SUMMARY_HEAD, textOf, type Message } from './conversation.ts';
-import { say } from './reply.ts';
+import { clip, say } from './reply.ts';
 import { DEMO_TASKS, isCommand, taskKind } from './tasks.ts';
 
 // Each command, what it does, and the tools it needs (any one of them; none: it always works).
@@ -60,9 +60,6 @@ export function runCommands(prompt: string, tools: Set<string>, body: any): Mess
   const text = `On it: ${clip(parts.join(', then '), 200)}.`;
   return { content: [{ type: 'text', text }, ...(calls as ReplyBlock[])] };
 }
-
-/** At most `n` characters of `text`, cut between characters, and the cut marked. */
-const clip = (text: string, n: number) => (text.length > n ? `${head(text, n)}…` : text);
 
 const call = (name: string, input: Record<string, unknown>): ReplyBlock => {
   return { type: 'tool_use', name, input };
@@ -199,11 +196,8 @@ export function describeResults(results: Block[], messages: Message[]): string {
   }
   const parts = results.map((r) => {
     const use = uses.get(r.tool_use_id);
-    // A long input is cut between characters, and the cut is marked: `{"new_string":"…` is no
-    // value.
-    const input = [...JSON.stringify(use?.input ?? {})];
-    const shortened = input.length > 60 ? `${input.slice(0, 60).join('')}…` : input.join('');
-    const label = use ? `${use.name}(${shortened})` : 'a tool';
+    // A long input is cut, and the cut is marked: `{"new_string":"…` is no value.
+    const label = use ? `${use.name}(${clip(JSON.stringify(use.input ?? {}), 60)})` : 'a tool';
     const out = typeof r.content === 'string' ? r.content : textOf(r.content ?? []);
     const lines = out.split('\n');
     const shown = lines.slice(0, 8).map((l) => `  ${head(l, 160)}`).join('\n');

@@ -11,6 +11,7 @@ import { callKind, fileOf, learn, testCommand } from './looking.ts';
 import { readNumbered, readTestRun, type Failing } from './outputs.ts';
 import { bodyOf, explain, importOf, newKnowledge, resolveImport } from './source.ts';
 import { strictComparisons, type Knowledge } from './source.ts';
+import { clip } from './reply.ts';
 import type { Task } from './tasks.ts';
 
 export interface Change {
@@ -273,8 +274,7 @@ function toolSaid(text: string): string {
   // A command the tool killed: why it was killed is what matters, not its first line.
   const said = status === undefined || /exit code 0\b/.test(status) ? words
     : /; killed$/.test(status) || !words ? status : `${words} (${status})`;
-  const chars = [...said];
-  return chars.length > QUOTED ? `${chars.slice(0, QUOTED).join('')}…` : said;
+  return clip(said, QUOTED);
 }
 
 /** bash's status, from its last line: `[exit code 1]` → 1; a kill → NaN; no status: 0. */

@@ -6,6 +6,7 @@
  * a pattern that tries every way to split a line spins forever on the wrong one (issue 32).
  */
 import { relativePath } from './conversation.ts';
+import { clip } from './reply.ts';
 
 export interface Failing {
   name: string;
@@ -77,8 +78,7 @@ const QUOTED = 200;
 function short(s: string): string;
 function short(s: string | undefined): string | undefined;
 function short(s: string | undefined): string | undefined {
-  if (s === undefined || s.length <= QUOTED) return s;
-  return `${Array.from(s).slice(0, QUOTED).join('')}…`;
+  return s === undefined ? s : clip(s, QUOTED);
 }
 
 /**

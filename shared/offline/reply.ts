@@ -5,6 +5,7 @@
  * (default 1000; 0: as fast as it can).
  */
 import type { MessageReply, ReplyBlock } from '../fake-anthropic.ts';
+import { head } from '../text.ts';
 
 const DEFAULT_PACE_MS = 1000;
 const PIECE = 24; // characters per streamed delta, as the fake server cuts them
@@ -21,6 +22,9 @@ export function step(thinking: string, text: string, call?: ToolCall): MessageRe
   if (call) content.push({ type: 'tool_use', name: call.name, input: call.input });
   return paced({ content });
 }
+
+/** At most `n` characters of `text`, cut between characters, and the cut marked: `abc…`. */
+export const clip = (text: string, n: number) => (text.length > n ? `${head(text, n)}…` : text);
 
 /** A plain answer, at once: the command language and what the model cannot do. */
 export const say = (text: string): MessageReply => ({ content: [{ type: 'text', text }] });
