@@ -156,7 +156,7 @@ Exit codes: 0 done, 1 the API failed or no final answer came, 2 wrong usage or a
 cannot be opened, 130 interrupted.`;
 
 // One turn: the prompt, then the loop. SIGTERM meanwhile exits, and no command outlives us.
-// s03: so did Ctrl+C → s04: Ctrl+C cancels the turn; the conversation goes on.
+// s03: so did Ctrl+C → s04: Ctrl+C cancels the turn ('interrupted'); the conversation goes on.
 async function turn(messages: MessageParam[], prompt: string, agent: Agent): Promise<string> {
   const interrupt = new AbortController();
   // With -p under tsx, one Ctrl+C can come twice (shared/cli.ts): aborting twice is harmless.
