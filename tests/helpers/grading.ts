@@ -1,0 +1,100 @@
+/**
+ * The grader's stages as tests (tests/grade-sNN.test.ts): every chapter passes its own stages; a
+ * mutant of the chapter, made here from its files, fails at the stage it breaks and passes every
+ * stage before it; a folder of another chapter fails where the mechanism it lacks is first needed.
+ *
+ *   stageTests('s01', stages, { mutants: [{ stage: 2, does: 'sends no output', edits: [...] }] });
+ */
+import { cpSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { basename, dirname, join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { Agent, Miss, type Stage } from '../stages/stage.ts';
+import { chapterCode, REPO } from './run-chapter.ts';
+
+/** One change to a chapter file: `from` must occur in it exactly once. */
+export type Edit = [file: string, from: string, to: string];
+
+export interface Mutant {
+  /** The stage (1-based) it breaks. */
+  stage: number;
+  /** What it does wrong, for the test's name: "sends the tool results without the output". */
+  does: string;
+  edits: Edit[];
+}
+
+/**
+ * The chapter's folder with `edits` applied, as a folder beside the chapters (its ../shared/
+ * imports resolve): `<repo>/.mutant-s01_agent_loop-2/`. Returns its code.ts and a remover.
+ */
+export function mutate(chapter: string, name: string, edits: Edit[]): { code: string; remove(): void } {
+  const from = dirname(chapterCode(chapter));
+  const folder = join(REPO, `.mutant-${basename(from)}-${name}`);
+  rmSync(folder, { recursive: true, force: true });
+  mkdirSync(folder);
+  for (const file of readdirSync(from).filter((f) => f.endsWith('.ts'))) cpSync(join(from, file), join(folder, file));
+  for (const [file, find, put] of edits) {
+    const path = join(folder, file);
+    const text = readFileSync(path, 'utf8');
+    const count = text.split(find).length - 1;
+    if (count !== 1) throw new Error(`mutant ${name}: ${file} has ${count} copies of ${JSON.stringify(find)}; update the mutant`);
+    writeFileSync(path, text.replace(find, () => put));
+  }
+  return { code: join(folder, 'code.ts'), remove: () => rmSync(folder, { recursive: true, force: true }) };
+}
+
+/** Grade as `npm run grade` does: the stages in order, up to the first that fails. */
+export async function firstMiss(agent: Agent, stages: Stage[]): Promise<{ stage: number; error?: unknown }> {
+  for (const [i, stage] of stages.entries()) {
+    try {
+      await stage.check(agent);
+    } catch (error) {
+      return { stage: i + 1, error };
+    }
+  }
+  return { stage: 0 };
+}
+
+/** What a failed stage said, for a test's message. */
+const said = (error: unknown) => (error instanceof Miss ? error.message : String((error as Error)?.stack ?? error));
+
+export interface StageTestOptions {
+  mutants: Mutant[];
+  /** The previous chapter's folder, graded with these stages, fails first at this stage. */
+  previousFailsAt?: number;
+}
+
+export function stageTests(chapter: string, stages: Stage[], options: StageTestOptions): void {
+  describe.concurrent(`${chapter}: the grader's stages`, () => {
+    const agent = new Agent(chapter, chapterCode(chapter));
+    for (const [i, stage] of stages.entries()) {
+      it(`the chapter passes stage ${i + 1}: ${stage.name}`, async () => {
+        await stage.check(agent);
+      });
+    }
+
+    const previous = `s${String(Number(chapter.slice(1)) - 1).padStart(2, '0')}`;
+    if (options.previousFailsAt) {
+      const at = options.previousFailsAt;
+      it(`${previous}'s folder, graded as ${chapter}, passes stages 1–${at - 1} and fails stage ${at}: ${stages[at - 1].name}`, async () => {
+        const { stage, error } = await firstMiss(new Agent(chapter, chapterCode(previous)), stages);
+        expect(stage, said(error)).toBe(at);
+        expect(error, said(error)).toBeInstanceOf(Miss);
+      });
+    }
+
+    for (const mutant of options.mutants) {
+      const n = mutant.stage;
+      const before = n > 1 ? `passes stages 1–${n - 1} and ` : "";
+      it(`a mutant that ${mutant.does} ${before}fails stage ${n}`, async () => {
+        const { code, remove } = mutate(chapter, String(n), mutant.edits);
+        try {
+          const { stage, error } = await firstMiss(new Agent(chapter, code), stages);
+          expect(stage, said(error) || 'every stage passed').toBe(n);
+          expect(error, said(error)).toBeInstanceOf(Miss);
+        } finally {
+          remove();
+        }
+      });
+    }
+  });
+}
