@@ -98,3 +98,22 @@ export function stageTests(chapter: string, stages: Stage[], options: StageTestO
     }
   });
 }
+
+/**
+ * A fixture solution (tests/fixtures/<name>/): a reader's build written in another style. Its files
+ * are laid over the `base` chapter's .ts files (the folder `npm run begin` starts from), in a folder
+ * beside the chapters: `<repo>/.fixture-<name>/`. Returns its code.ts and a remover.
+ */
+export function fixture(name: string, base?: string): { code: string; remove(): void } {
+  const folder = join(REPO, `.fixture-${name}`);
+  rmSync(folder, { recursive: true, force: true });
+  mkdirSync(folder);
+  if (base) {
+    const from = dirname(chapterCode(base));
+    for (const file of readdirSync(from).filter((f) => f.endsWith('.ts'))) {
+      cpSync(join(from, file), join(folder, file));
+    }
+  }
+  cpSync(join(REPO, 'tests', 'fixtures', name), folder, { recursive: true });
+  return { code: join(folder, 'code.ts'), remove: () => rmSync(folder, { recursive: true, force: true }) };
+}
