@@ -15,11 +15,10 @@ import { traceExchanges, withoutPasswords } from './trace.ts';
 const API_KEY = process.env.ANTHROPIC_API_KEY || process.env.ANTHROPIC_AUTH_TOKEN; // '' is no key
 const BASE_URL = process.env.ANTHROPIC_BASE_URL || undefined;
 
-// The SDK waits as long as the API's retry-after header asks, with no upper bound. Rather than
-// sit silent for an hour, give up with an error past this.
+// The SDK waits as long as retry-after asks, without a bound: past this, give up with an error.
 const MAX_RETRY_WAIT = 60; // seconds
-// How long one try waits for a response to begin. The SDK's default, 10 minutes a try, suits a
-// batch job; an agent you are watching says that it is waiting, and gives up sooner.
+// How long one try waits for a response to begin: not the SDK's 10 minutes, which suit a batch
+// job; an agent you are watching says that it is waiting, and gives up sooner.
 const TIMEOUT_SECONDS = Number(process.env.API_TIMEOUT_SECONDS) || 120;
 
 /** How long a response asks us to wait before retrying, in seconds (0 if it does not say). */
@@ -105,5 +104,9 @@ function describeFailure(err: unknown): string {
     const status = err.status ? ` ${err.status}` : '';
     return `API error${status}: ${body?.error?.message ?? err.message}${hint}`;
   }
+  // A bug in the agent's own code: what it was, and the line that threw it, to find it by.
+  const bug = err instanceof TypeError || err instanceof ReferenceError || err instanceof RangeError;
+  const at = bug ? err.stack?.split('\n').find((line) => /^\s+at /.test(line)) : undefined;
+  if (bug) return `${err.name}: ${err.message}${at ? `\n${at}` : ''}`;
   return `Error: ${err instanceof Error ? err.message : String(err)}`;
 }

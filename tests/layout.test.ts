@@ -8,7 +8,7 @@
  *   the last chapter: in between, the tool files it would test are the same code, byte for byte;
  * - a chapter imports only its own folder and ../shared/;
  * - no module-level `let` or `var`; no line over 100 characters; code.ts at most 300 lines (s01's
- *   170), every other file 400, the shared runtime 460 in all (`npm run lines` shows the sizes);
+ *   170), every other file 400, the shared runtime 465 in all (`npm run lines` shows the sizes);
  * - a README with the table of those sizes (between <!-- lines:start --> and <!-- lines:end -->)
  *   shows them as they are.
  *
@@ -65,7 +65,7 @@ describe.each(chapters.map((chapter, i) => [chapter, chapters[i - 1]] as const))
   },
 );
 
-it('the shared runtime (shared/, fake API and offline model aside) is at most 460 lines', () => {
+it('the shared runtime (shared/, fake API and offline model aside) is at most 465 lines', () => {
   expectNone(checkRuntime(REPO));
 });
 

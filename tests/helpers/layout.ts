@@ -7,7 +7,7 @@
  * - a chapter imports only its own folder and ../shared/ (and packages);
  * - no line over 100 characters, no module-level `let` or `var`;
  * - code.ts at most 300 lines (the first chapter's 170), any other file 400, and the shared
- *   runtime 460 in all.
+ *   runtime 465 in all.
  *
  * Each check returns a list of problems, written for the maintainer who has to fix them: empty
  * when all is well.
@@ -22,7 +22,7 @@ export const LIMITS = {
   fileLines: 400, // lines in any other file of a chapter
   // lines in the shared runtime, all files together (450 until jobs left in the background,
   // Ctrl+Z where nothing can suspend, and hidden passwords came in: a few lines each)
-  runtimeLines: 460,
+  runtimeLines: 465,
 };
 
 // shared/ also holds the fake API and the offline model (test and demo machinery) and the --trace
