@@ -1,5 +1,6 @@
 /**
- * npm run bench:grade [s01 …] [-- --runs N] — how long `npm run grade` takes, as a reader runs it.
+ * npm run bench:grade [s01 …] [-- --runs N] — how long `npm run grade` takes, as a reader runs
+ * it.
  *
  * For each chapter, a copy of its folder (.bench-grade-sNN/, beside the chapters) is graded with
  * the chapter's stages by `npx tsx scripts/grade.ts`, N times (default 3). Each time the copy's
@@ -28,13 +29,18 @@ function gradeOnce(chapter: string, folder: string): Promise<Timing> {
   const tsx = join(REPO, 'node_modules/.bin/tsx');
   // /usr/bin/time reports the CPU of the grader and every process it waited for (the chapter runs).
   const timeFormat = 'cpu %U %S';
-  const child = spawn('/usr/bin/time', ['-f', timeFormat, tsx, 'scripts/grade.ts', chapter, folder], {
-    cwd: REPO,
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+  const child = spawn(
+    '/usr/bin/time',
+    ['-f', timeFormat, tsx, 'scripts/grade.ts', chapter, folder],
+    {
+      cwd: REPO,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    },
+  );
   child.stdout.on('data', (d: Buffer) => {
     out += d.toString();
-    if (Number.isNaN(first) && /[✓✗] 1\./.test(out)) first = (performance.now() - started) / 1000;
+    const seconds = (performance.now() - started) / 1000;
+    if (Number.isNaN(first) && /[✓✗] 1\./.test(out)) first = seconds;
   });
   let err = '';
   child.stderr.on('data', (d: Buffer) => (err += d.toString()));
@@ -51,14 +57,22 @@ function gradeOnce(chapter: string, folder: string): Promise<Timing> {
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 const s = (x: number) => `${x.toFixed(1)} s`;
 
-console.log(`npm run grade on each chapter's own folder, ${runs} runs each, compiled afresh each time\n`);
-console.log('| chapter | stages passed | whole grade (median, most) | until stage 1 (median, most) | CPU-s (median) |');
+console.log(
+  `npm run grade on each chapter's own folder, ${runs} runs each, compiled afresh each time\n`,
+);
+console.log(
+  '| chapter | stages passed | whole grade (median, most) | until stage 1 (median, most) ' +
+    '| CPU-s (median) |',
+);
 console.log('| :-- | --: | --: | --: | --: |');
 for (const name of folders) {
   const chapter = name.slice(0, 3);
   const copy = `.bench-grade-${chapter}`;
   rmSync(join(REPO, copy), { recursive: true, force: true });
-  cpSync(join(REPO, name), join(REPO, copy), { recursive: true, filter: (f) => !f.includes('exercises') });
+  cpSync(join(REPO, name), join(REPO, copy), {
+    recursive: true,
+    filter: (f) => !f.includes('exercises'),
+  });
   const timings: Timing[] = [];
   try {
     for (let i = 0; i < runs; i++) {
@@ -70,9 +84,11 @@ for (const name of folders) {
   }
   const totals = timings.map((t) => t.total);
   const firsts = timings.map((t) => t.first);
-  const passed = `${Math.min(...timings.map((t) => t.passed))} (exit ${timings.map((t) => t.exit).join(',')})`;
+  const exits = timings.map((t) => t.exit).join(',');
+  const passed = `${Math.min(...timings.map((t) => t.passed))} (exit ${exits})`;
   const whole = `${s(median(totals))}, ${s(Math.max(...totals))}`;
   const one = `${s(median(firsts))}, ${s(Math.max(...firsts))}`;
-  console.log(`| ${name} | ${passed} | ${whole} | ${one} | ${median(timings.map((t) => t.cpu)).toFixed(1)} |`);
+  console.log(
+    `| ${name} | ${passed} | ${whole} | ${one} | ${median(timings.map((t) => t.cpu)).toFixed(1)} |`,
+  );
 }
-

@@ -23,7 +23,8 @@ const PROMPT = 'Say hello to the grader.';
 const ANSWER = 'Hello, grader.';
 
 /** One prompt, one reply of text alone. */
-const answer = (agent: Agent) => agent.run('answer', { args: ['-p', PROMPT], replies: [reply(text(ANSWER))] });
+const answer = (agent: Agent) =>
+  agent.run('answer', { args: ['-p', PROMPT], replies: [reply(text(ANSWER))] });
 
 // Four rounds: one call · three calls in one reply · a text and a call in a reply that says
 // end_turn (some compatible endpoints do) · the answer.
@@ -34,9 +35,16 @@ const tools = (agent: Agent) =>
     args: ['-p', 'Run the commands.'],
     replies: [
       reply(toolUse('bash', ONE, 'toolu_grade_one')),
-      reply(...THREE.map((word, i) => toolUse('bash', { command: `echo ${word}` }, `toolu_grade_${i + 1}`))),
+      reply(
+        ...THREE.map((word, i) =>
+          toolUse('bash', { command: `echo ${word}` }, `toolu_grade_${i + 1}`),
+        ),
+      ),
       {
-        content: [text('One more.'), toolUse('bash', { command: 'echo late > late.txt' }, 'toolu_grade_late')],
+        content: [
+          text('One more.'),
+          toolUse('bash', { command: 'echo late > late.txt' }, 'toolu_grade_late'),
+        ],
         stop_reason: 'end_turn',
       },
       reply(text('All done, grader.')),
@@ -57,9 +65,19 @@ export const stages: Stage[] = [
       const run = await answer(agent);
       const first = accepted(agent, run, 1, asked, 'one request whose last message is the prompt');
       const said = JSON.stringify(first.body.messages.at(-1) ?? null);
-      need(said.includes(PROMPT), asked, `sent ${shape(first.body.messages.at(-1))}`, 'the prompt as the last user message');
+      need(
+        said.includes(PROMPT),
+        asked,
+        `sent ${shape(first.body.messages.at(-1))}`,
+        'the prompt as the last user message',
+      );
       ended(agent, run, asked, 'the answer on stdout, then exit code 0');
-      need(run.stdout.includes(ANSWER), asked, `printed ${brief(run.stdout.trim() || '(nothing)')} on stdout`, `"${ANSWER}" on stdout`);
+      need(
+        run.stdout.includes(ANSWER),
+        asked,
+        `printed ${brief(run.stdout.trim() || '(nothing)')} on stdout`,
+        `"${ANSWER}" on stdout`,
+      );
     },
   },
   {
@@ -75,20 +93,33 @@ export const stages: Stage[] = [
       const results = blocks(lastMessage(run, 2), 'tool_result');
       const result = results.find((b) => b.tool_use_id === 'toolu_grade_one');
       need(result, asked, `sent ${shape(lastMessage(run, 2))}`, expected);
-      need(resultText(result).includes('stage-42'), asked, `sent the result ${brief(resultText(result))}`, expected);
+      need(
+        resultText(result).includes('stage-42'),
+        asked,
+        `sent the result ${brief(resultText(result))}`,
+        expected,
+      );
     },
   },
   {
     name: 'several calls in one reply are answered in one message, in order',
-    hint: 'A reply can hold several tool_use blocks. How many user messages answer them, in what order?',
+    hint:
+      'A reply can hold several tool_use blocks. How many user messages answer them, and in ' +
+      'what order?',
     async check(agent) {
       const asked = 'one reply with three bash calls: echo first, echo second, echo third';
-      const expected = 'one user message: tool_result ×3 for toolu_grade_1, _2, _3 with first, second, third';
+      const expected =
+        'one user message: tool_result ×3 for toolu_grade_1, _2, _3 with first, second, third';
       const run = await tools(agent);
       accepted(agent, run, 3, asked, expected);
       const results = blocks(lastMessage(run, 3), 'tool_result');
       const ids = results.map((b) => b.tool_use_id).join(', ');
-      need(ids === 'toolu_grade_1, toolu_grade_2, toolu_grade_3', asked, `sent ${shape(lastMessage(run, 3))}`, expected);
+      need(
+        ids === 'toolu_grade_1, toolu_grade_2, toolu_grade_3',
+        asked,
+        `sent ${shape(lastMessage(run, 3))}`,
+        expected,
+      );
       const texts = results.map(resultText);
       need(
         THREE.every((word, i) => texts[i].includes(word)),
@@ -104,18 +135,36 @@ export const stages: Stage[] = [
       'stop_reason says "end_turn" on a reply that still calls a tool (some endpoints do). What ' +
       'in the reply itself tells the loop whether to go round again?',
     async check(agent) {
-      const asked = 'a reply of text and a bash call (echo late > late.txt) that says end_turn, then an answer';
+      const asked =
+        'a reply of text and a bash call (echo late > late.txt) that says end_turn, then an answer';
       const run = await tools(agent);
       const file = join(run.workspace, 'late.txt');
       const wrote = existsSync(file) ? readFileSync(file, 'utf8').trim() : undefined;
       if (wrote !== 'late') {
-        const did = run.requests.length < 4 ? `sent ${run.requests.length} requests; late.txt was not written` : 'did not write late.txt';
-        miss(asked, did, 'the call run (late.txt holds "late"), its result sent, the loop going on');
+        const did =
+          run.requests.length < 4
+            ? `sent ${run.requests.length} requests; late.txt was not written`
+            : 'did not write late.txt';
+        miss(
+          asked,
+          did,
+          'the call run (late.txt holds "late"), its result sent, the loop going on',
+        );
       }
       accepted(agent, run, 4, asked, 'a fourth request with the result of the late call');
-      need(run.requests.length === 4, asked, `sent ${run.requests.length} requests`, 'no request after the answer: 4 in all');
+      need(
+        run.requests.length === 4,
+        asked,
+        `sent ${run.requests.length} requests`,
+        'no request after the answer: 4 in all',
+      );
       ended(agent, run, asked, 'the answer on stdout, then exit code 0');
-      need(run.stdout.includes('All done, grader.'), asked, `printed ${brief(run.stdout.trim())}`, 'the final answer on stdout');
+      need(
+        run.stdout.includes('All done, grader.'),
+        asked,
+        `printed ${brief(run.stdout.trim())}`,
+        'the final answer on stdout',
+      );
     },
   },
   {
@@ -127,12 +176,18 @@ export const stages: Stage[] = [
       // After 41 calls the model gives up, so a loop without a bound ends too, and fails here.
       const run = await agent.run('endless', {
         args: ['-p', 'Keep going.'],
-        respond: (_body, { index }) => (index < 41 ? reply(toolUse('bash', { command: 'true' })) : reply(text('I give up.'))),
+        respond: (_body, { index }) =>
+          index < 41 ? reply(toolUse('bash', { command: 'true' })) : reply(text('I give up.')),
       });
       const refused = run.requests.find((r) => r.refused);
       if (refused) accepted(agent, run, run.requests.indexOf(refused) + 1, asked, expected);
       need(!run.timedOut, asked, `was still running after ${agent.boundMs / 1000} s`, expected);
-      need(run.requests.length <= 40, asked, `called the model ${run.requests.length} times`, expected);
+      need(
+        run.requests.length <= 40,
+        asked,
+        `called the model ${run.requests.length} times`,
+        expected,
+      );
     },
   },
   {
@@ -141,26 +196,32 @@ export const stages: Stage[] = [
       'A reply’s thinking blocks are signed and bound to the conversation. What must the next ' +
       'request of the same turn send back, and what does a new prompt start without?',
     async check(agent) {
-      const asked = 'in the REPL: a reply that thinks, then calls bash; the answer; then a second prompt';
-      const run = await agent.repl(
-        'thinking',
-        ['First prompt.', 'Second prompt.', 'exit'],
-        {
-          replies: [
-            reply(thinking('I will look first.'), toolUse('bash', { command: 'echo looked' }, 'toolu_grade_think')),
-            reply(text('Looked.')),
-            reply(text('Second answer.')),
-          ],
-        },
-      );
-      const within = 'the assistant message with the thinking blocks as they came, before the tool result';
+      const asked =
+        'in the REPL: a reply that thinks, then calls bash; the answer; then a second prompt';
+      const run = await agent.repl('thinking', ['First prompt.', 'Second prompt.', 'exit'], {
+        replies: [
+          reply(
+            thinking('I will look first.'),
+            toolUse('bash', { command: 'echo looked' }, 'toolu_grade_think'),
+          ),
+          reply(text('Looked.')),
+          reply(text('Second answer.')),
+        ],
+      });
+      const within =
+        'the assistant message with the thinking blocks as they came, before the tool result';
       const second = accepted(agent, run, 2, asked, within);
       const latest = second.body.messages.at(-2);
       need(blocks(latest, 'thinking').length > 0, asked, `sent back ${shape(latest)}`, within);
       const next = 'the second prompt sent with no thinking blocks from the turn before';
       const third = accepted(agent, run, 3, asked, next);
       const kept = (third.body.messages as any[]).flatMap((m) => blocks(m, 'thinking'));
-      need(kept.length === 0, asked, `sent ${kept.length} thinking block(s) with the second prompt`, next);
+      need(
+        kept.length === 0,
+        asked,
+        `sent ${kept.length} thinking block(s) with the second prompt`,
+        next,
+      );
     },
   },
 ];
