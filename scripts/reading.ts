@@ -6,7 +6,8 @@
  *   npm run reading -- --check   also name every README over its limit (exit 1 if any)
  *   npm run reading -- --write   put the reading times where the READMEs show them: each
  *                                README's "Reading time" line, and the top README's table of
- *                                chapters (its last column)
+ *                                chapters (its last column); and each chapter README's
+ *                                stage list (scripts/stage-lists.ts)
  *
  * How words are counted: in English, as `wc -w` counts them. In Chinese, a word is about two
  * characters: each Han character counts half a word, and any other run of letters or digits a
@@ -186,7 +187,14 @@ export function reading(args: string[], root: string): Outcome {
   return { code, stdout: table.join('\n'), stderr: notes.join('\n') };
 }
 
-function main() {
+async function main() {
+  // --write also writes each chapter README's stage list (scripts/stage-lists.ts): it imports
+  // the grader's stage files, so it stays out of reading(), which the tests call on copies.
+  if (process.argv.includes('--write')) {
+    const { writeStageLists } = await import('./stage-lists.ts');
+    const { wrote, notes } = await writeStageLists(ROOT);
+    for (const line of [...wrote, ...notes]) console.error(line);
+  }
   const outcome = reading(process.argv.slice(2), ROOT);
   if (outcome.stdout) console.log(outcome.stdout);
   if (outcome.stderr) console.error(outcome.stderr);
@@ -195,4 +203,4 @@ function main() {
 
 // Run only as a script: tests import the functions.
 const self = realpathSync(fileURLToPath(import.meta.url));
-if (process.argv[1] && realpathSync(process.argv[1]) === self) main();
+if (process.argv[1] && realpathSync(process.argv[1]) === self) await main();
