@@ -10,7 +10,7 @@
  *   <!-- stages:end -->
  *
  *   npx tsx scripts/stage-lists.ts           name each README whose list is out of date (exit 1)
- *   npx tsx scripts/stage-lists.ts --write   write the lists (`npm run reading -- --write` does too)
+ *   npx tsx scripts/stage-lists.ts --write   write them (so does `npm run reading -- --write`)
  *
  * A chapter with no stage file yet is skipped. tests/readme-stages.test.ts fails when a README's
  * list differs from its chapter's stage file.

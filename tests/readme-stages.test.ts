@@ -33,7 +33,8 @@ describe('each chapter README lists the stages npm run grade runs', () => {
     it(`${readme}`, () => {
       const where = `${readme}: its "Build it yourself" section needs ${START} and ${END}`;
       expect(marked, where).toBe(true);
-      const stale = `${readme}: the stage list differs from tests/stages/${readme.slice(0, 3)}.ts; ` +
+      const file = `tests/stages/${readme.slice(0, 3)}.ts`;
+      const stale = `${readme}: the stage list differs from ${file}; ` +
         'npx tsx scripts/stage-lists.ts --write';
       expect(text, stale).toBe(fresh);
     });
