@@ -7,9 +7,9 @@ import { describe, expect, it } from 'vitest';
 import { reply, text, toolUse } from '../shared/fake-anthropic.ts';
 import { loopBehaviours } from './behaviours/loop.ts';
 import { toolBehaviours } from './behaviours/tools.ts';
-import { promptOf, runChapter, runRepl, toolResults } from './helpers/run-chapter.ts';
+import { promptOf, runChapter, toolResults } from './helpers/run-chapter.ts';
 import { addSessions, withHomeCopy } from './helpers/sessions.ts';
-import { once, shared } from './helpers/shared.ts';
+import { once } from './helpers/shared.ts';
 
 loopBehaviours('s06', {
   offlineCommands: ['run', 'read', 'list', 'search', 'write', 'edit', 'delegate', 'compact', 'history'],
@@ -22,14 +22,6 @@ loopBehaviours('s06', {
 toolBehaviours('s06');
 
 const systemText = (body: any) => (body.system as { text: string }[]).map((block) => block.text).join('\n');
-/** Everything of a request up to its first cache breakpoint, as the API caches it: tools, then system. */
-function beforeFirstBreakpoint(body: any): string {
-  const blocks = [...body.tools, ...body.system];
-  const at = blocks.findIndex((block) => block.cache_control);
-  return JSON.stringify(blocks.slice(0, at + 1));
-}
-const breakpoints = (body: any) =>
-  (JSON.stringify([body.tools, body.system, body.messages]).match(/"cache_control"/g) ?? []).length;
 
 /** A workspace that is a git repository, with instruction files at its root, in a subfolder and in HOME. */
 function project(workspace: string, extra: Record<string, string | Buffer> = {}) {
@@ -49,35 +41,23 @@ function project(workspace: string, extra: Record<string, string | Buffer> = {})
 
 /**
  * --show-prompt, offline, in a workspace outside home and outside a repository, with an AGENTS.md of
- * its own and a CLAUDE.md in the folder above it (as in a shared /tmp). Made once, for two tests.
+ * its own (over a file's share of the budget), a binary CLAUDE.md beside it, and a CLAUDE.md in the
+ * folder above it (as in a shared /tmp). Made once, for two tests.
  */
 const shownOutside = once(() =>
-  runChapter('s06', { args: ['--show-prompt'], offline: true, files: { 'AGENTS.md': 'OWN-RULE\n', '../CLAUDE.md': 'PLANTED-ABOVE\n' } }),
+  runChapter('s06', {
+    args: ['--show-prompt'],
+    offline: true,
+    files: { 'AGENTS.md': `OWN-RULE\n${'o'.repeat(9_000)}\n`, '../CLAUDE.md': 'PLANTED-ABOVE\n' },
+    setup: (workspace) => writeFileSync(join(workspace, 'CLAUDE.md'), Buffer.from([0x89, 0x50, 0, 1])),
+  }),
 );
 
 describe.concurrent('s06: the assembled system prompt', () => {
-  // One run, in a subfolder of a project with instruction files, for four tests: a tool round, and
-  // a cache that takes prefixes from 100 tokens (the real minimum is 1,024: more than this prompt).
-  // Its files try the budget too: the root's AGENTS.md is far over a file's share, the nearest file
-  // (pkg/CLAUDE.md) just under it, and pkg/AGENTS.md is binary.
-  const nearest = `NEAREST-START ${'n'.repeat(7_000)} NEAREST-END\n`;
-  const lookedAround = shared(() =>
-    runChapter('s06', {
-      args: ['-p', 'look around'],
-      cwd: 'pkg',
-      setup: (workspace) =>
-        project(workspace, {
-          'AGENTS.md': `ROOT-RULE: use tabs.\nROOT-START ${'r'.repeat(30_000)} ROOT-END\n`,
-          'pkg/AGENTS.md': Buffer.from([0x89, 0x50, 0x4e, 0x47, 0, 0, 0, 1]),
-          'pkg/CLAUDE.md': `PKG-RULE: run the tests in pkg.\n${nearest}`,
-        }),
-      fake: { minCacheableTokens: 100 } as any,
-      replies: [reply(toolUse('bash', { command: 'echo hi' })), reply(text('Looked.'))],
-    }),
-  );
-
-  it('has its sections in order, a tool guide naming every tool, and the instruction files, nearest last', () => {
-    const run = lookedAround();
+  // The sections, the instruction files and their budget, the turn's context, the prompt rebuilt
+  // each turn and the cache breakpoints are the grader's stages (tests/grade-s06.test.ts).
+  it('sends its sections in order, with a tool guide that names every tool', async () => {
+    const run = await untrusted(); // a project with instruction files
     expect(run.code, run.stderr).toBe(0);
     const { body } = run.requests[0];
     const system = systemText(body);
@@ -86,74 +66,21 @@ describe.concurrent('s06: the assembled system prompt', () => {
     expect(at.every((i) => i >= 0), `every section is there:\n${system}`).toBe(true);
     expect([...at].sort((a, b) => a - b), 'in this order').toEqual(at);
     for (const tool of body.tools) expect(system, `the tool guide names ${tool.name}`).toContain(`- ${tool.name}:`);
-    const rules = ['USER-RULE', 'ROOT-RULE', 'PKG-RULE'].map((rule) => system.indexOf(rule));
-    expect(rules.every((i) => i >= 0), 'the user-level file, AGENTS.md at the root and CLAUDE.md in the subfolder').toBe(true);
-    expect([...rules].sort((a, b) => a - b), 'most general first, nearest last').toEqual(rules);
-    expect(system, 'each file is shown with its path').toContain(join(run.workspace, 'pkg', 'CLAUDE.md'));
-  });
-
-  it('cuts an oversized file with a visible marker and keeps the nearest file whole; skips a binary one, with a warning', () => {
-    const run = lookedAround();
-    expect(run.code, run.stderr).toBe(0);
-    const system = systemText(run.requests[0].body);
-    expect(system, 'the nearest file is whole').toContain(nearest.trim());
-    expect(system, 'the big one is cut').toContain('ROOT-START');
-    expect(system).not.toContain('ROOT-END');
-    expect(system, 'and the cut is marked').toMatch(/\[… \d+ bytes cut\]/);
-    expect(run.stderr, 'the binary file is skipped, with a warning').toMatch(/skipped instruction file .*pkg\/AGENTS\.md: it is not text/);
-    expect(system).not.toContain('PNG');
-  });
-
-  it('is rebuilt for every turn: an AGENTS.md edited by a tool call shows in the next turn, not mid-turn', async () => {
-    const run = await runRepl('s06', ['add a rule', 'and now?', 'exit'], {
-      setup: (workspace) => project(workspace),
-      replies: [
-        reply(toolUse('edit_file', { file_path: 'AGENTS.md', old_string: 'use tabs', new_string: 'use NEW-SPACES' })),
-        reply(text('Done.')),
-        reply(text('Noted.')),
-      ],
-    });
-    expect(run.code, run.stdout).toBe(0);
-    const [first, second, next] = run.requests.map((r) => r.body);
-    expect(systemText(first)).toContain('use tabs');
-    // The turn's thinking blocks go back with its second request: they are bound to the system
-    // prompt they were made under, so it stays as it was until the turn ends.
-    expect(JSON.stringify(second.messages), 'the turn’s thinking goes back').toContain('"type":"thinking"');
-    expect(JSON.stringify(second.system), 'the same system prompt within the turn').toBe(JSON.stringify(first.system));
-    expect(systemText(next), 'the next turn has the new rule').toContain('use NEW-SPACES');
-  });
-
-  it('keeps the date and git status out of the cached prefix: they travel with the prompt', () => {
-    const run = lookedAround();
-    expect(run.code, run.stderr).toBe(0);
-    const { body } = run.requests[0];
-    const today = new Date().toISOString().slice(0, 10);
-    expect(beforeFirstBreakpoint(body), 'no date before the first breakpoint').not.toContain(today);
-    expect(beforeFirstBreakpoint(body), 'no git status before it').not.toMatch(/changed file|Git:/);
-    const prompt = body.messages[0].content;
-    expect(prompt[0].text, 'the prompt comes first').toBe('look around');
-    expect(prompt[1].text, 'then the context: the date and where git stands').toMatch(new RegExp(`^<context>[\\s\\S]*${today}[\\s\\S]*Git: branch`));
-  });
-
-  it('marks at most 4 breakpoints, and the second request of a session reads the first one’s prefix from the cache', () => {
-    const run = lookedAround();
-    expect(run.code, run.stderr).toBe(0);
-    for (const request of run.requests) expect(breakpoints(request.body)).toBeLessThanOrEqual(4);
-    expect(breakpoints(run.requests[0].body), 'one after the system prompt, one on the last message').toBe(2);
-    const [first, second] = run.requests.map((r) => r.usage as any);
-    expect(first?.cache_creation_input_tokens, 'the first request writes the cache').toBeGreaterThan(0);
-    expect(second?.cache_read_input_tokens, 'the second reads it').toBeGreaterThan(0);
-    expect(run.stderr, 'the round line shows the cache and the cost').toMatch(/cache read [1-9]\d* · written \d+ · out \d+ · \$\d+\.\d{4} so far\]/);
   });
 
   it('--show-prompt works offline: every section with its source and size, and the breakpoints', async () => {
-    const run = await shownOutside(); // a workspace with an AGENTS.md
+    const run = await shownOutside(); // a workspace with an AGENTS.md, and a binary CLAUDE.md
     expect(run.code, run.stderr).toBe(0);
     expect(run.stdout).toMatch(/── 1\. Identity · prompt\.ts · ≈\d+ tokens ──/);
     expect(run.stdout).toMatch(/── 5\. Project instructions · .*AGENTS\.md.* · ≈\d+ tokens ──/);
     expect(run.stdout).toMatch(/cache breakpoint 1[\s\S]*<context>[\s\S]*cache breakpoint 2/);
     expect(run.stdout, 'it prints and exits: no banner, no session').not.toContain('offline demo');
     expect(existsSync(join(run.home, '.learn-agent-harness', 'sessions')), 'no session was started').toBe(false);
+    const cut = /OWN-RULE\no+\n\[… \d+ bytes cut\]/;
+    expect(run.stdout, 'a file over its share is cut, and the cut marked').toMatch(cut);
+    const binary = /skipped instruction file \S*\/CLAUDE\.md: it is not text/;
+    expect(run.stderr, 'the binary file is skipped, with a warning').toMatch(binary);
+    expect(run.stdout, 'none of its bytes in the prompt').not.toContain('\ufffd');
   });
 
   it('--show-prompt | head -1 ends quietly when the reader stops reading mid-prompt', async () => {
@@ -406,6 +333,8 @@ describe('s06: the sub-agent', () => {
     const shown = Number(/sub-agent used (\d+) input/.exec(run.stderr)?.[1]);
     expect(shown, `input, cache reads and cache writes of its ${children.length} requests`).toBe(given);
     expect(children, 'the call of the end_turn reply was run, and the rounds went on').toHaveLength(3);
+    const roundLine = /cache read [1-9]\d* · written \d+ · out \d+ · \$\d+\.\d{4} so far\]/;
+    expect(run.stderr, 'the round line shows the cache and the cost').toMatch(roundLine);
     const [report] = toolResults(run.requests.at(-1)!.body);
     expect(report.content, 'its parent gets the report, not "no report"').toContain('REPORT: 0 files');
   });
