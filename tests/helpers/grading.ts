@@ -76,7 +76,9 @@ export function stageTests(chapter: string, stages: Stage[], options: StageTestO
     const previous = `s${String(Number(chapter.slice(1)) - 1).padStart(2, '0')}`;
     if (options.previousFailsAt) {
       const at = options.previousFailsAt;
-      it(`${previous}'s folder, graded as ${chapter}, passes stages 1–${at - 1} and fails stage ${at}: ${stages[at - 1].name}`, async () => {
+      const passes = at > 1 ? `passes stages 1–${at - 1} and ` : '';
+      const name = stages[at - 1].name;
+      it(`${previous}'s folder, graded as ${chapter}, ${passes}fails stage ${at}: ${name}`, async () => {
         const { stage, error } = await firstMiss(new Agent(chapter, chapterCode(previous)), stages);
         expect(stage, said(error)).toBe(at);
         expect(error, said(error)).toBeInstanceOf(Miss);
