@@ -118,12 +118,14 @@ export async function begin(
   const folder = join(mine, name);
   const shown = relative(REPO, folder);
   const said: string[] = [];
+  // The grader's default folder is mine/<chapter folder>; any other is named.
+  const grade = `npm run grade ${id}${folder === join(REPO, 'mine', name) ? '' : ` ${shown}`}`;
 
   if (existsSync(folder)) {
     if (!fresh) {
       const text =
         `${shown}/ exists already: your work is in it, so it stays as it is.\n` +
-        `  Grade it:          npm run grade ${id}\n` +
+        `  Grade it:          ${grade}\n` +
         `  Start over:        npm run begin ${id} -- --fresh   (removes ${shown}/ first)`;
       return { exit: 1, text, folder };
     }
@@ -166,7 +168,7 @@ export async function begin(
   said.push('', ...(await stageList(id)), '');
   said.push(
     `  Run it:      npx tsx ${shown}/code.ts    (no key in .env: the offline demo model)`,
-    `  Grade it:    npm run grade ${id}    (add -- --hint for a hint where a stage fails)`,
+    `  Grade it:    ${grade}    (add -- --hint for a hint where a stage fails)`,
     `  Afterwards:  npm run diff ${shown} ${id}    (what you wrote beside the chapter)`,
   );
   return { exit: 0, text: said.join('\n'), folder };
