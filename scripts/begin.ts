@@ -191,7 +191,8 @@ function contents(folder: string): string {
       0,
     );
   const shown = named.length > 8 ? [...named.slice(0, 8), `… ${named.length - 8} more`] : named;
-  return `${shown.join(', ')}: ${count(folder)} file(s) in all`;
+  const n = count(folder);
+  return `${shown.join(', ')}: ${n} file${n === 1 ? '' : 's'} in all`;
 }
 
 /**
@@ -236,7 +237,13 @@ async function stageList(id: string): Promise<string[]> {
   }
   // Loaded only here: the stages bring the fake API and the grader's helpers with them.
   const { loadStages } = await import('./grade.ts');
-  const stages = await loadStages(id);
+  let stages: Awaited<ReturnType<typeof loadStages>>;
+  try {
+    stages = await loadStages(id);
+  } catch (err) {
+    // The folder is made all the same; the grader will say what is wrong with the stages.
+    return [`${id}'s stages could not be loaded (${(err as Error).message.split('\n')[0]}).`];
+  }
   return [
     `The stages of ${id}, in the order to build them:`,
     ...stages.map((stage, i) => `  ${String(i + 1).padStart(2)}. ${stage.name}`),

@@ -53,6 +53,9 @@ export function gradeArgs(args: string[], env = process.env): Asked | Said {
   if (relative(REPO, dir).startsWith('..')) {
     return { exit: 1, text: `${shown} is outside the repo: the grader runs folders inside it.` };
   }
+  if (!existsSync(join(REPO, 'tests', 'stages', `${id}.ts`))) {
+    return { exit: 1, text: `${id} has no stages yet (tests/stages/${id}.ts): nothing to grade with.` };
+  }
   return { chapter: id, folder: dir, all, hint };
 }
 
