@@ -8,66 +8,16 @@ loopBehaviours('s03', { offlineCommands: ['run', 'read', 'list', 'search', 'writ
 // The tool behaviours run on s02 and s06; tests/layout.test.ts proves that s03's bash.ts, workspace.ts,
 // files.ts and search.ts are s02's, byte for byte (the loop behaviours cover tools.ts's dispatch).
 
-const TASK = 'Find every TODO in src/ and report them by file.';
-/** A request comes from the sub-agent when its conversation starts with the task it was given. */
-const isChild = (body: any, task = TASK) => body.messages[0].content === task;
-const toolNames = (body: any) => (body.tools as { name: string }[]).map((t) => t.name);
+// The grader's stages (tests/stages/s03.ts, run on s03 by tests/grade-s03.test.ts) check the agent
+// tool's contract: the child starts with only its task, has every tool but agent, gives back only
+// its final text (cut at a bound), is stopped by a round bound, and fails as a result. The tests
+// here check what only s03 does: its messages and figures, its stderr, how it keeps the thinking.
 
-/** Route requests: the parent delegates TASK once, then finishes; `child` answers the sub-agent's requests. */
-function delegating(child: (body: any, round: number) => Reply) {
-  let childRound = 0;
-  let parentRound = 0;
-  return (body: any): Reply => {
-    if (isChild(body)) return child(body, ++childRound);
-    return ++parentRound === 1 ? reply(toolUse('agent', { task: TASK }, 'toolu_agent')) : reply(text('Parent is done.'));
-  };
-}
+/** A request comes from a sub-agent when its conversation starts with the task it was given. */
+const isChild = (body: any, task: string) => body.messages[0].content === task;
+const thinkingIn = (body: any) => JSON.stringify(body.messages).match(/"type":"thinking"/g) ?? [];
 
-describe.concurrent('s03: the agent tool', () => {
-  it('runs the task in a fresh context and returns only the final report to the parent', async () => {
-    const run = await runChapter('s03', {
-      args: ['-p', 'what is left to do?'],
-      respond: delegating((_body, round) =>
-        round === 1 ? reply(toolUse('bash', { command: 'echo CHILD-TOOL-OUTPUT' })) : reply(text('REPORT: 2 TODOs in src/a.ts')),
-      ),
-    });
-    expect(run.code, run.stderr).toBe(0);
-    const childRequests = run.requests.filter((r) => isChild(r.body));
-    const parentRequests = run.requests.filter((r) => !isChild(r.body));
-    expect(childRequests, 'the sub-agent made two calls: one tool round, one report').toHaveLength(2);
-
-    const first = childRequests[0].body;
-    expect(first.messages, 'the child starts with exactly one message: the task').toEqual([{ role: 'user', content: TASK }]);
-    expect(toolNames(first), 'no agent tool for the child: no sub-agents of sub-agents').not.toContain('agent');
-    expect(toolNames(first), 'the child keeps the working tools').toEqual(expect.arrayContaining(['bash', 'read_file', 'edit_file', 'grep']));
-    expect(first.system, 'the child has its own system prompt').not.toEqual(parentRequests[0].body.system);
-    expect(JSON.stringify(childRequests[1].body), 'the child did see its own tool output').toContain('CHILD-TOOL-OUTPUT');
-
-    const back = parentRequests[1].body;
-    const [result] = resultsOf(back);
-    expect(result, 'the report comes back as the result of the agent call').toMatchObject({ tool_use_id: 'toolu_agent' });
-    expect(result.is_error).toBeFalsy();
-    expect(result.content).toContain('REPORT: 2 TODOs in src/a.ts');
-    expect(JSON.stringify(back), 'none of the child’s tool output may enter the parent’s context').not.toContain('CHILD-TOOL-OUTPUT');
-
-    const childLine = run.stderr.split('\n').find((l) => l.includes('$ echo CHILD-TOOL-OUTPUT'));
-    expect(childLine, 'the child’s tool calls are shown (on stderr), marked as the sub-agent’s').toMatch(/^│ /);
-    expect(run.stderr, 'and its token use is shown').toMatch(/sub-agent used \d+ input \+ \d+ output tokens/);
-    expect(run.stdout.trim(), 'stdout holds only the parent’s answer').toBe('Parent is done.');
-
-    // Thinking: each conversation keeps its own, and nothing of one enters the other (the fake
-    // refuses a block sent after anything but what it was made after).
-    const thinkingIn = (body: any) => JSON.stringify(body.messages).match(/"type":"thinking"/g) ?? [];
-    expect(thinkingIn(childRequests[1].body), 'the child’s own tool round keeps its thinking').toHaveLength(2);
-    expect(JSON.stringify(childRequests[1].body), 'none of the parent’s').not.toContain('what is left to do?');
-    expect(thinkingIn(back), 'the parent keeps its own, and gets none of the child’s').toHaveLength(2);
-    expect(run.stderr, 'a sub-agent thinks quietly').not.toContain(`[thinking] Working out how to answer: "${TASK}`);
-    expect(run.stderr, 'the parent’s thinking is shown').toContain('[thinking] Working out how to answer: "what is left');
-  });
-
-});
-
-describe.concurrent('s03: sub-agents that do not end well, ten in one reply', () => {
+describe.concurrent('s03: nine sub-agents in one reply, most of which do not end well', () => {
   // One parent run: its first reply makes these agent calls, which run one at a time, in order; each
   // task scripts its sub-agent (by its round, 1-based). Then the parent answers.
   const CALLS: [id: string, task: string, child: (round: number) => Reply][] = [
@@ -80,7 +30,6 @@ describe.concurrent('s03: sub-agents that do not end well, ten in one reply', ()
     ['toolu_error', 'meet an API error', () => httpError(529, 'child overloaded', { 'x-should-retry': 'false' })],
     ['toolu_empty', '  \n ', () => reply(text('an empty task must never reach a sub-agent'))],
     ['toolu_refusal', 'refuse', () => ({ content: [text('I will not do that.')], stop_reason: 'refusal' })],
-    ['toolu_nested', 'start another', (round) => (round === 1 ? reply(toolUse('agent', { task: 'nested' })) : reply(text('ok')))],
     ['toolu_a', 'task A', (round) => (round === 1 ? reply(toolUse('bash', { command: 'echo task A' })) : reply(text('task A done')))],
     ['toolu_b', 'task B', (round) => (round === 1 ? reply(toolUse('bash', { command: 'echo task B' })) : reply(text('task B done')))],
     // A reply that holds a complete call but says end_turn, as some compatible endpoints send.
@@ -104,20 +53,42 @@ describe.concurrent('s03: sub-agents that do not end well, ten in one reply', ()
   );
   /** The requests a sub-agent sent, by its task. */
   const childRequests = (task: string) => r().requests.filter((q) => isChild(q.body, task));
+  const parentRequests = () => r().requests.filter((q) => q.body.messages[0].content === 'go');
   /** The result the parent got for the agent call with this id. */
   const result = (id: string) => resultsOf(r().requests.at(-1)!.body).find((x: any) => x.tool_use_id === id);
 
   it('the parent gets a result for every call, in order, and finishes', () => {
     expect(r().code, r().stderr).toBe(0);
     expect(resultsOf(r().requests.at(-1)!.body).map((x: any) => x.tool_use_id)).toEqual(CALLS.map(([id]) => id));
-    expect(r().stdout).toContain('Parent is done.');
+    const only = 'stdout holds only the parent’s answer, none of the reports';
+    expect(r().stdout.trim(), only).toBe('Parent is done.');
   });
 
-  it('cuts off a sub-agent that never stops; the parent gets an is_error result', () => {
+  it('gives the sub-agent a system prompt of its own, and marks its lines on stderr', () => {
+    const [first] = childRequests('task A');
+    const own = 'the child has its own system prompt';
+    expect(first.body.system, own).not.toEqual(parentRequests()[0].body.system);
+    const childLine = r().stderr.split('\n').find((l) => l.includes('$ echo task A'));
+    const marked = 'the child’s tool calls are shown (on stderr), marked as the sub-agent’s';
+    expect(childLine, marked).toMatch(/^│ /);
+    const used = /└ sub-agent used \d+ input \+ \d+ output tokens/;
+    expect(r().stderr, 'and its token use is shown').toMatch(used);
+  });
+
+  it('keeps each conversation’s thinking to itself, and shows only the parent’s', () => {
+    // The fake refuses a thinking block sent after anything but what it was made after.
+    const child = childRequests('task A')[1].body;
+    expect(thinkingIn(child), 'the child’s own tool round keeps its thinking').toHaveLength(2);
+    const parent = r().requests.at(-1)!.body;
+    const own = 'the parent keeps its own, and gets none of the children’s';
+    expect(thinkingIn(parent), own).toHaveLength(2);
+    const shown = '[thinking] Working out how to answer:';
+    expect(r().stderr, 'a sub-agent thinks quietly').not.toContain(`${shown} "task A`);
+    expect(r().stderr, 'the parent’s thinking is shown').toContain(`${shown} "go`);
+  });
+
+  it('says how many rounds a sub-agent that never stops was given', () => {
     const childCalls = childRequests('never stop').length;
-    expect(childCalls, 'the sub-agent has a lower round bound than the main loop (about 20)').toBeLessThanOrEqual(25);
-    expect(childCalls).toBeGreaterThanOrEqual(5);
-    expect(result('toolu_runaway'), 'a runaway child comes back as an error the parent can read').toMatchObject({ is_error: true });
     expect(result('toolu_runaway').content).toMatch(new RegExp(`stopped after ${childCalls} rounds`));
   });
 
@@ -131,9 +102,9 @@ describe.concurrent('s03: sub-agents that do not end well, ten in one reply', ()
     expect(result('toolu_cut').content).toContain('no report');
   });
 
-  it('turns an API error inside the sub-agent into a readable is_error result; the parent goes on', () => {
-    expect(result('toolu_error')).toMatchObject({ is_error: true });
-    expect(result('toolu_error').content, 'one readable line, not a raw error object').toBe('Error: the sub-agent failed: API error 529: child overloaded');
+  it('turns an API error inside the sub-agent into one readable line, and closes its box', () => {
+    const line = 'Error: the sub-agent failed: API error 529: child overloaded';
+    expect(result('toolu_error').content, 'one readable line, not a raw error object').toBe(line);
     const opened = r().stderr.match(/┌ sub-agent/g) ?? [];
     const closed = r().stderr.match(/└ sub-agent/g) ?? [];
     expect(closed.length, 'every sub-agent’s closing line is printed, the failed one’s too').toBe(opened.length);
@@ -150,12 +121,6 @@ describe.concurrent('s03: sub-agents that do not end well, ten in one reply', ()
   it('says when a sub-agent did not finish normally (a refusal) instead of passing its words on as a report', () => {
     expect(result('toolu_refusal'), 'a refused task is an error for the parent').toMatchObject({ is_error: true });
     expect(result('toolu_refusal').content).toMatch(/did not finish normally \(stop_reason: refusal\)[\s\S]*I will not do that\./);
-  });
-
-  it('refuses an agent call made by the sub-agent itself', () => {
-    const second = childRequests('start another')[1].body;
-    expect(resultsOf(second)[0], 'a sub-agent must not start sub-agents').toMatchObject({ is_error: true, content: expect.stringMatching(/unknown tool "agent"/) });
-    expect(r().requests.some((q) => q.body.messages[0].content === 'nested'), 'no nested sub-agent was started').toBe(false);
   });
 
   it('runs the agent calls of one reply one at a time, in order', () => {

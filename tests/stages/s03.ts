@@ -2,9 +2,10 @@
  * s03's stages: the sub-agent, in the order a builder takes it. Every stage reads ONE scripted
  * conversation (the key 'delegate'), so grading s03 costs one run of the agent.
  *
- * What the stages rely on, beyond the common contract: the `agent` tool takes `{ task }`; a child
- * is a conversation of its own, so the scripted model tells it from the parent by its first
- * message (the parent's is the prompt, a child's holds its task). The parent's rounds:
+ * What the stages rely on, beyond the common contract: the `agent` tool takes `{ task }`, and the
+ * tools s02 taught keep their names. A child is a conversation of its own, so the scripted model
+ * tells it from the parent by its first message: the parent's holds the prompt, a child's its
+ * task (and its tools lack `agent`, which stage 2 checks). The parent's rounds:
  *   1. agent LOOK, agent LONG, agent NEST   (stages 1–3 read these children and the results)
  *   2. agent ENDLESS                        (stage 4: a child that never stops calling tools)
  *   3. agent FAIL                           (stage 5: a child whose request fails)
@@ -48,6 +49,7 @@ const LONG_START = 'LONG-REPORT-START';
 const LONG_TEXT = `${LONG_START} ${'one more line of a very long report. '.repeat(320)}`;
 const REPORT_BOUND = 10_000; // characters of a report the parent may get (s03 keeps 5,000)
 const ROUND_BOUND = 40; // model calls a child may make (s03 allows 20, the parent 30)
+const WORKING = ['bash', 'read_file', 'write_file', 'edit_file', 'glob', 'grep']; // s02's tools
 
 /** A child's reply in its round `round` (1-based), by its task. */
 const CHILDREN: Record<string, (round: number) => Reply> = {
@@ -93,9 +95,10 @@ function textOf(message: any): string {
 /** The round a conversation is in: one more than the replies it holds. */
 const roundOf = (body: any) => body.messages.filter((m: any) => m.role === 'assistant').length + 1;
 
+// A later chapter may add to the first message (s06 adds context), so "holds", not "is".
 function respond(body: any): Reply {
   const first = textOf(body.messages[0]);
-  if (first === PROMPT) return parent(roundOf(body));
+  if (first.includes(PROMPT)) return parent(roundOf(body));
   const task = Object.keys(CHILDREN).find((t) => first.includes(t));
   return task ? CHILDREN[task](roundOf(body)) : reply(text('I was given no task I know.'));
 }
@@ -113,7 +116,7 @@ function childRequests(run: RunResult, task: string): RecordedRequest[] {
  * and says how the run stopped before it.
  */
 function parentAt(agent: Agent, run: RunResult, n: number, asked: string, expected: string) {
-  const own = run.requests.filter((r) => textOf(r.body.messages[0]) === PROMPT);
+  const own = run.requests.filter((r) => textOf(r.body.messages[0]).includes(PROMPT));
   const request = own[n - 1];
   if (request?.refused) {
     const { status, message } = request.refused;
@@ -185,7 +188,7 @@ export const stages: Stage[] = [
     },
   },
   {
-    name: 'the child has every tool but agent',
+    name: 'the child has no agent tool',
     hint:
       'What stops a child from handing its task to a child of its own: what is in the tools it ' +
       'is sent with, and what happens if the model calls agent anyway?',
@@ -193,8 +196,9 @@ export const stages: Stage[] = [
       const asked = `the model called ${called(LOOK)}`;
       const run = await delegate(agent);
       const parentTools = toolNames(parentAt(agent, run, 1, asked, 'the parent’s first request'));
-      const others = parentTools.filter((t) => t !== 'agent');
-      const expected = `the child sent with the parent’s tools but agent: ${others.join(', ')}`;
+      // The tools s02 taught stay the child's (a later chapter may keep others for the parent).
+      const others = parentTools.filter((t) => WORKING.includes(t));
+      const expected = `the child sent with no agent tool, and with ${others.join(', ')}`;
       const first = childStart(agent, run, LOOK, 'toolu_grade_look', { asked, expected });
       const childTools = toolNames(first);
       const did = `sent the child’s request with the tools ${childTools.join(', ') || '(none)'}`;
@@ -231,10 +235,12 @@ export const stages: Stage[] = [
         `${brief(REMARK, 30)} with one more call, then reported "${REPORT}"`;
       const expected = 'a result for toolu_grade_look holding the report, not flagged is_error';
       const run = await delegate(agent);
+      const sees = 'the child’s second request with the output of its bash call';
+      childStart(agent, run, LOOK, 'toolu_grade_look', { asked, expected: sees });
       const look = childRequests(run, LOOK);
       const saw = look.length >= 2 && JSON.stringify(look[1].body.messages).includes(SEEN);
-      const blind = `the child sent ${look.length} request(s), the second without its bash output`;
-      need(saw, asked, blind, 'the child’s second request with the output of its bash call');
+      const second = look[1] ? shape(look[1].body.messages.at(-1)) : '(none)';
+      need(saw, asked, `sent the child ${second}, without its bash output`, sees);
 
       const next = parentAt(agent, run, 2, asked, expected);
       const result = resultFor(next, 'toolu_grade_look');
