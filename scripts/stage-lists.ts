@@ -27,11 +27,15 @@ export const END = '<!-- stages:end -->';
 export const stageFile = (root: string, chapter: string) =>
   join(root, 'tests', 'stages', `${chapter.slice(0, 3)}.ts`);
 
-/** The names of a chapter's stages, in order; undefined if it has no stage file yet. */
+/**
+ * The names of a chapter's stages, in order; undefined if it has no stage file yet. A stage file
+ * that does not load, or exports no `stages`, is an error that names the file.
+ */
 export async function stageNames(root: string, chapter: string): Promise<string[] | undefined> {
   const file = stageFile(root, chapter);
   if (!existsSync(file)) return undefined;
   const { stages } = await import(pathToFileURL(file).href);
+  if (!Array.isArray(stages)) throw new Error(`${file} exports no stages array`);
   return (stages as { name: string }[]).map((stage) => stage.name);
 }
 
@@ -54,13 +58,20 @@ export function withStageList(markdown: string, names: string[]): string {
 export async function stageLists(root: string) {
   const found = [];
   for (const chapter of chapters()) {
-    const names = await stageNames(root, chapter);
+    // A stage file being written may not load yet: that chapter's entries say why.
+    let names: string[] | undefined;
+    let broken: string | undefined;
+    try {
+      names = await stageNames(root, chapter);
+    } catch (err) {
+      broken = err instanceof Error ? err.message : String(err);
+    }
     for (const name of ['README.md', 'README.zh.md']) {
       const readme = join(chapter, name);
       const text = readFileSync(join(root, readme), 'utf8');
       const marked = text.includes(START) && text.indexOf(END, text.indexOf(START)) > 0;
       const fresh = names && marked ? withStageList(text, names) : text;
-      found.push({ chapter, readme, names, marked, text, fresh });
+      found.push({ chapter, readme, names, broken, marked, text, fresh });
     }
   }
   return found;
@@ -70,8 +81,9 @@ export async function stageLists(root: string) {
 export async function writeStageLists(root: string): Promise<{ wrote: string[]; notes: string[] }> {
   const wrote: string[] = [];
   const notes: string[] = [];
-  for (const { readme, names, marked, text, fresh } of await stageLists(root)) {
-    if (!names) continue; // no stage file yet: nothing to list
+  for (const { readme, names, broken, marked, text, fresh } of await stageLists(root)) {
+    if (broken) notes.push(`${readme}: not written, as its stage file does not load: ${broken}`);
+    if (!names) continue; // no stage file yet (or it does not load): nothing to list
     if (!marked) notes.push(`${readme} has no ${START} … ${END} to write its stages between.`);
     else if (fresh !== text) {
       writeFileSync(join(root, readme), fresh);
@@ -90,8 +102,11 @@ async function main() {
     return;
   }
   let stale = 0;
-  for (const { readme, names, marked, text, fresh } of await stageLists(REPO)) {
-    if (!names) console.error(`${readme}: no tests/stages file yet, skipped.`);
+  for (const { readme, names, broken, marked, text, fresh } of await stageLists(REPO)) {
+    if (broken) {
+      stale++;
+      console.error(`${readme}: its stage file does not load: ${broken}`);
+    } else if (!names) console.error(`${readme}: no tests/stages file yet, skipped.`);
     else if (!marked || fresh !== text) {
       stale++;
       console.error(`${readme}: its stage list is ${marked ? 'out of date' : 'missing'}.`);
