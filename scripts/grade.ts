@@ -67,7 +67,7 @@ export async function loadStages(chapter: string): Promise<Stage[]> {
 
 /** Each line of `text`, indented, cut to fit a terminal line. */
 const indent = (text: string, pad: string) =>
-  text.split('\n').map((line) => pad + (line.length > 200 ? `${line.slice(0, 199)}…` : line));
+  text.split('\n').map((line) => pad + (line.length > 194 ? `${line.slice(0, 193)}…` : line));
 
 /** A failed stage in at most ten lines: asked, did, expected, and the hint or how to get it. */
 export function explain(err: unknown, stage: Stage, hint: boolean, command: string): string[] {
