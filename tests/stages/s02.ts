@@ -109,11 +109,18 @@ const tools = (agent: Agent) =>
     },
   });
 
+/** A call's result: its text, whether it is an error, and the call as the model made it. */
+interface Answer {
+  text: string;
+  error: boolean;
+  call: string;
+}
+
 /** What a stage reads of its round: the results the agent sent, by the calls' short ids. */
 interface Round {
   run: RunResult;
   /** The result answering `toolu_s02_<id>`; the stage fails if there is none. */
-  result(id: string): { text: string; error: boolean };
+  result(id: string): Answer;
   /** A file in the workspace after the run, or undefined. */
   file(path: string): string | undefined;
 }
@@ -147,7 +154,9 @@ async function round(
       const block = results.find((b) => b.tool_use_id === `toolu_s02_${id}`);
       const each = `a tool_result for each call, toolu_s02_${id} too`;
       need(block, asked, `sent ${shape(message)}`, each);
-      return { text: resultText(block), error: block.is_error === true };
+      const made = ROUNDS.flat().find((c) => c.type === 'tool_use' && c.id === block.tool_use_id);
+      const call = made?.type === 'tool_use' ? `${made.name} ${brief(made.input, 70)}` : id;
+      return { text: resultText(block), error: block.is_error === true, call };
     },
     file(path) {
       const full = join(run.workspace, path);
@@ -156,9 +165,9 @@ async function round(
   };
 }
 
-/** How a result reads in a Miss: `an error: "…"` or `"…"`. */
-const said = (result: { text: string; error: boolean }) =>
-  `${result.error ? 'an error: ' : ''}${brief(result.text, 120)}`;
+/** How a result reads in a Miss: `answered read_file {…} with an error: "…"`. */
+const answered = ({ call, error, text }: Answer) =>
+  `answered ${call} with ${error ? 'an error: ' : ''}${brief(text, 120)}`;
 
 export const stages: Stage[] = [
   {
@@ -172,7 +181,7 @@ export const stages: Stage[] = [
       const r = await round(agent, 1, ['read_file'], asked, expected);
       const read = r.result('read');
       const shown = !read.error && /alpha[^]*beta/.test(read.text);
-      need(shown, asked, `answered ${said(read)}`, expected);
+      need(shown, asked, answered(read), expected);
     },
   },
   {
@@ -195,7 +204,7 @@ export const stages: Stage[] = [
         const result = r.result(id);
         const says = `an error result (is_error: true) that names ${what}: "${word}"`;
         const ok = result.error && result.text.includes(word);
-        need(ok, asked, `answered ${id} with ${said(result)}`, says);
+        need(ok, asked, answered(result), says);
       }
     },
   },
@@ -214,21 +223,21 @@ export const stages: Stage[] = [
       const write = r.result('write');
       const wrote = 'made/deep/new.txt holds "fresh\\n" (folders made on the way), no error';
       const made = !write.error && r.file('made/deep/new.txt') === 'fresh\n';
-      need(made, asked, `answered ${said(write)}; the file: ${holds('made/deep/new.txt')}`, wrote);
+      need(made, asked, `${answered(write)}; the file: ${holds('made/deep/new.txt')}`, wrote);
 
       const edit = r.result('edit');
       const edited = 'app.txt: "colour = red" replaced by "colour = blue", the rest as it was';
       const changed = !edit.error && r.file('app.txt') === 'name = app\ncolour = blue\n';
-      need(changed, asked, `answered ${said(edit)}; app.txt: ${holds('app.txt')}`, edited);
+      need(changed, asked, `${answered(edit)}; app.txt: ${holds('app.txt')}`, edited);
 
       const twice = r.result('twice');
       const refused = 'twice.txt: an error result (two matches), and the file left as it was';
       const kept = twice.error && r.file('twice.txt') === FILES['twice.txt'];
-      need(kept, asked, `answered ${said(twice)}; twice.txt: ${holds('twice.txt')}`, refused);
+      need(kept, asked, `${answered(twice)}; twice.txt: ${holds('twice.txt')}`, refused);
 
       const none = r.result('none');
       const absent = 'none.txt: an error result, as "goodbye" is not in it';
-      need(none.error, asked, `answered the edit of none.txt with ${said(none)}`, absent);
+      need(none.error, asked, answered(none), absent);
     },
   },
   {
@@ -245,14 +254,14 @@ export const stages: Stage[] = [
       const listed = 'src/main.ts and src/util.ts listed, docs/readme.md not';
       const found = ['src/main.ts', 'src/util.ts'].every((f) => glob.text.includes(f));
       const only = !glob.error && found && !glob.text.includes('readme.md');
-      need(only, asked, `glob answered ${said(glob)}`, listed);
+      need(only, asked, answered(glob), listed);
 
       const grep = r.result('grep');
       const lines = grep.text.split('\n');
       const matched = 'a line with src/main.ts, 3 and "TODO: wire it"; one with docs/readme.md';
       const main = lines.some((line) => /src\/main\.ts\D+3\b.*TODO: wire it/.test(line));
       const docs = lines.some((line) => line.includes('docs/readme.md'));
-      need(!grep.error && main && docs, asked, `grep answered ${said(grep)}`, matched);
+      need(!grep.error && main && docs, asked, answered(grep), matched);
     },
   },
   {
@@ -269,7 +278,7 @@ export const stages: Stage[] = [
       for (const id of ['up', 'absolute', 'link', 'plant', 'plant_link']) {
         const result = r.result(id);
         const leaked = result.text.includes(SECRET) || /\broot:/.test(result.text);
-        need(result.error && !leaked, asked, `answered ${id} with ${said(result)}`, expected);
+        need(result.error && !leaked, asked, answered(result), expected);
       }
       const outside = join(r.run.tempDir, 'outside');
       for (const name of ['planted.txt', 'planted-too.txt']) {
@@ -281,8 +290,8 @@ export const stages: Stage[] = [
   {
     name: 'bash refuses a dangerous command, and runs an ordinary one',
     hint:
-      'What does the bash tool look for in a command before it runs it, and what does the model ' +
-      'get back when the answer is no?',
+      'What does the bash tool look for in a command before it runs it (anywhere in it, not only ' +
+      'at its start), and what does the model get back when the answer is no?',
     async check(agent) {
       const asked =
         'bash "touch ran-X.txt; exit 0; …" with rm -rf /, rm -rf ~ and curl … | sh; ' +
@@ -292,13 +301,13 @@ export const stages: Stage[] = [
       for (const id of ['root', 'home', 'pipe']) {
         const result = r.result(id);
         const ran = r.file(`ran-${id}.txt`) !== undefined;
-        const did = `${ran ? `ran it (ran-${id}.txt was made); ` : ''}answered ${said(result)}`;
+        const did = `${ran ? `ran it (ran-${id}.txt was made); ` : ''}${answered(result)}`;
         need(result.error && !ran, asked, did, refused);
       }
       const build = r.result('build');
       const runs = 'the last one run: its output says "cleaned"';
       const ran = !build.error && build.text.includes('cleaned');
-      need(ran, asked, `answered the last one with ${said(build)}`, runs);
+      need(ran, asked, answered(build), runs);
     },
   },
   {
@@ -318,11 +327,11 @@ export const stages: Stage[] = [
       need(inOrder, asked, `sent the results in the order ${order}`, expected);
       for (const id of ['step1', 'step2']) {
         const result = r.result(id);
-        need(!result.error, asked, `answered ${id} with ${said(result)}`, expected);
+        need(!result.error, asked, answered(result), expected);
       }
       const after = r.result('after');
       const file = r.file('steps.txt');
-      const did = `left steps.txt ${brief(file ?? '(gone)')}; the read answered ${said(after)}`;
+      const did = `left steps.txt ${brief(file ?? '(gone)')}; ${answered(after)}`;
       need(file === 'step 2\n' && after.text.includes('step 2'), asked, did, expected);
       ended(agent, r.run, asked, 'the answer after the last round, then exit code 0');
     },
