@@ -18,8 +18,9 @@ stageTests('s02', stages, {
     {
       stage: 2,
       does: 'lets a handler’s exception escape the tool call',
+      // The catch throws the error on, out of the loop, instead of making it a result.
       edits: [
-        ['tools.ts', '    return fail(err instanceof', '    throw err;\n    return fail(err instanceof'],
+        ['tools.ts', 'return fail(err instanceof', 'throw err;\n    return fail(err instanceof'],
       ],
     },
     {
