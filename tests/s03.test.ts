@@ -21,7 +21,8 @@ describe.concurrent('s03: nine sub-agents in one reply, most of which do not end
   // One parent run: its first reply makes these agent calls, which run one at a time, in order; each
   // task scripts its sub-agent (by its round, 1-based). Then the parent answers.
   const CALLS: [id: string, task: string, child: (round: number) => Reply][] = [
-    ['toolu_runaway', 'never stop', () => reply(toolUse('bash', { command: 'true' }))],
+    // A glob, not a bash command: it starts no process, in each of its 20 rounds.
+    ['toolu_runaway', 'never stop', () => reply(toolUse('glob', { pattern: '*.none' }))],
     ['toolu_huge', 'report a lot', () => reply(text('x'.repeat(30_000)))],
     ['toolu_cut', 'get cut off', (round) =>
       round === 1

@@ -57,7 +57,7 @@ const CHILDREN: Record<string, (round: number) => Reply> = {
     round === 1
       ? reply(toolUse('bash', { command: 'echo child-saw-$((6*7))' }, 'toolu_grade_seen'))
       : round === 2
-        ? reply(text(REMARK), toolUse('bash', { command: 'echo again' }, 'toolu_grade_again'))
+        ? reply(text(REMARK), toolUse('glob', { pattern: '*.md' }, 'toolu_grade_again'))
         : reply(text(REPORT)),
   [LONG]: () => reply(text(LONG_TEXT)),
   [NEST]: (round) =>
@@ -66,8 +66,11 @@ const CHILDREN: Record<string, (round: number) => Reply> = {
       : reply(text('No helper of my own, then: 0 files counted.')),
   [NESTED]: () => reply(text('A helper of a helper, at your service.')),
   // After 41 calls the model gives up, so a child without a bound ends too, and fails stage 4.
+  // Its calls are globs: a bash command would start a process every round.
   [ENDLESS]: (round) =>
-    round <= ROUND_BOUND ? reply(toolUse('bash', { command: 'true' })) : reply(text('I give up.')),
+    round <= ROUND_BOUND
+      ? reply(toolUse('glob', { pattern: 'build-*' }))
+      : reply(text('I give up.')),
   [FAIL]: () => httpError(529, 'Overloaded', { 'x-should-retry': 'false' }),
 };
 
@@ -267,7 +270,7 @@ export const stages: Stage[] = [
       'A child runs the same loop, for as long as its model keeps calling tools. What stops it, ' +
       'and how does the parent learn that it stopped without finishing?',
     async check(agent) {
-      const asked = `a child (${called(ENDLESS)}) that calls bash in every reply`;
+      const asked = `a child (${called(ENDLESS)}) that calls glob in every reply`;
       const expected =
         `the child stopped within ${ROUND_BOUND} rounds, and an is_error result for ` +
         'toolu_grade_endless (it did not finish)';
