@@ -6,9 +6,12 @@
  * crashes in round 3 still passes stages 1–2, and each stage costs no process of its own.
  *
  * What it relies on, beyond the contract: the tool names and input fields of s02's schemas
- * (read_file, write_file, edit_file, glob, grep, bash), and that a refused call comes back as a
+ * (read_file, write_file, edit_file, glob, grep, bash); that a refused call comes back as a
  * tool_result with is_error: true whose text names what was wrong (the tool, the parameter, the
- * file). Never the wording of a message, the format of a listing or a number's padding.
+ * file); that glob names the files it lists by their path in the workspace, and grep each match
+ * on one line with its file, line number and text, as s02's schema descriptions say. Never the
+ * wording of a message, the order of a listing or how a line number is padded. Outside the
+ * workspace it uses the run's own folder beside it (../outside) and /etc/passwd.
  *
  * Read-only calls running side by side cannot be seen from outside without a clock (no read waits
  * on another), so stage 7 checks the half that matters for correctness: calls that change files run
