@@ -62,11 +62,16 @@ export interface StageTestOptions {
   mutants: Mutant[];
   /** The previous chapter's folder, graded with these stages, fails first at this stage. */
   previousFailsAt?: number;
+  /**
+   * The chapter's own Agent, if the test file makes it: its other tests then read the stages' runs
+   * (memoised by key) for what only the chapter must do, at no run of their own.
+   */
+  agent?: Agent;
 }
 
 export function stageTests(chapter: string, stages: Stage[], options: StageTestOptions): void {
   describe.concurrent(`${chapter}: the grader's stages`, () => {
-    const agent = new Agent(chapter, chapterCode(chapter));
+    const agent = options.agent ?? new Agent(chapter, chapterCode(chapter));
     for (const [i, stage] of stages.entries()) {
       it(`the chapter passes stage ${i + 1}: ${stage.name}`, async () => {
         await stage.check(agent);
