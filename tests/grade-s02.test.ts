@@ -5,9 +5,13 @@
 import { expect, it } from 'vitest';
 import { Agent } from './stages/stage.ts';
 import { firstMiss, fixture, stageTests } from './helpers/grading.ts';
-import { stages } from './stages/s02.ts';
+import { chapterCode, toolResults } from './helpers/run-chapter.ts';
+import { stages, tools } from './stages/s02.ts';
+
+const agent = new Agent('s02', chapterCode('s02'));
 
 stageTests('s02', stages, {
+  agent,
   previousFailsAt: 1,
   mutants: [
     {
@@ -59,4 +63,19 @@ it('a build of s02 in another style (tests/fixtures/s02-alt) passes every stage'
   } finally {
     build.remove();
   }
+});
+
+// The stages accept any wording; the README quotes s02's. Read on the stages' own run, at no cost.
+it('s02 words its errors as its README quotes them', async () => {
+  const run = await tools(agent);
+  const text = (n: number, id: string) => {
+    const results: any[] = toolResults(run.requests[n].body);
+    return results.find((r) => r.tool_use_id === `toolu_s02_${id}`)?.content;
+  };
+  const available = 'bash, read_file, write_file, edit_file, glob, grep';
+  expect(text(2, 'unknown')).toBe(`Error: unknown tool "teleport". Available: ${available}`);
+  expect(text(2, 'missing')).toBe('Error: missing required parameter "file_path" for read_file');
+  const mistyped = 'Error: parameter "limit" of read_file must be of type integer, not string';
+  expect(text(2, 'mistyped')).toBe(mistyped);
+  expect(text(3, 'twice'), 'the count, and what to do').toMatch(/appears 2 times in twice\.txt; /);
 });

@@ -99,7 +99,8 @@ const FILES = {
   'steps.txt': 'step 0\n',
 };
 
-const tools = (agent: Agent) =>
+/** The one run all seven stages read (exported for what only s02 must say: grade-s02.test.ts). */
+export const tools = (agent: Agent) =>
   agent.run('tools', {
     args: ['-p', 'Use the tools.'],
     replies: [...ROUNDS.map((calls) => reply(...calls)), reply(text('Done, grader.'))],
