@@ -16,7 +16,7 @@
  * run that has not exited after `timeoutMs`, unless the test says it expects that.
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { appendFileSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { appendFileSync, existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, relative } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
@@ -294,8 +294,13 @@ export async function runChapter(chapter: string, opts: RunOptions = {}): Promis
 
 /** What to type into the REPL: a line (typed with Enter once the prompt appears again), or keys typed as
  * they are (no Enter) once the output matches `after` — e.g. `{ after: /\$ sleep 30/, keys: '\x03' }` for a
- * Ctrl+C while that command runs. `delayMs`: type them that long after `after` matched. */
-export type ReplInput = string | { after: RegExp; keys: string; delayMs?: number };
+ * Ctrl+C while that command runs. `delayMs`: type them that long after `after` matched. Or keys
+ * typed once `file` (in the workspace) exists: `{ file: 'started', keys: '\x03' }` after a command
+ * `touch started; sleep 30`, whatever the agent prints (the grader's stages go by no wording). */
+export type ReplInput =
+  | string
+  | { after: RegExp; keys: string; delayMs?: number }
+  | { file: string; keys: string };
 
 /**
  * Drive the REPL through a pseudo-terminal (it refuses piped stdin): each line is typed
@@ -321,7 +326,9 @@ export async function runRepl(
     const prompt = opts.prompt ?? /(?:^|\n)s\d\d >> /g;
     let typed = 0;
     let lines = 0; // lines typed so far, one per prompt seen
+    let latest = '';
     const typeNext = (stdout: string) => {
+      latest = stdout;
       const text = plain(stdout);
       const seen = (text.match(new RegExp(prompt.source, 'g')) ?? []).length;
       for (let input = inputs[typed]; input !== undefined; input = inputs[++typed]) {
@@ -329,6 +336,9 @@ export async function runRepl(
           if (lines >= seen) return;
           child.stdin!.write(input + '\r');
           lines++;
+        } else if ('file' in input) {
+          if (!existsSync(join(p.workspace, input.file))) return;
+          child.stdin!.write(input.keys);
         } else {
           if (!input.after.test(text)) return;
           const { keys, delayMs } = input;
@@ -338,7 +348,11 @@ export async function runRepl(
         }
       }
     };
+    // A file appears without a word printed: look for it now and then, while keys wait for one.
+    const waitsForFile = inputs.some((input) => typeof input === 'object' && 'file' in input);
+    const poll = waitsForFile ? setInterval(() => typeNext(latest), 50) : undefined;
     const out = await collect(child, opts.timeoutMs ?? DEFAULT_TIMEOUT_MS, typeNext);
+    clearInterval(poll);
     const typing = `; ${typed} of ${inputs.length} inputs were typed, each once ${prompt.source} appeared again`;
     return finish(p, opts, out, typing);
   } finally {
