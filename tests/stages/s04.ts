@@ -418,3 +418,7 @@ export const stages: Stage[] = [
     },
   },
 ];
+
+/** The runs above, for tests/grade-s04.test.ts to check what only the chapter does on them. */
+export const scenarios = { chat, continued, writers, repaired };
+export const words = { NOTE, BUILD, THERE, OTHER, THEN, BACK, WHAT, NOTE_ID, BUILD_ID };
