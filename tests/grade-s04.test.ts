@@ -1,10 +1,12 @@
 import { existsSync, readdirSync, readFileSync, realpathSync, statSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { reply, text } from '../shared/fake-anthropic.ts';
 import { firstMiss, fixture, stageTests } from './helpers/grading.ts';
-import { chapterCode } from './helpers/run-chapter.ts';
+import { chapterCode, runChapter } from './helpers/run-chapter.ts';
 import { logLines, loggedMessages, withoutThinking } from './helpers/sessions.ts';
-import { scenarios, stages, words } from './stages/s04.ts';
+import { scenarios, sparedHome, stages, words } from './stages/s04.ts';
 import { Agent, Miss } from './stages/stage.ts';
 
 // The chapter's own agent: the tests at the end read its stage runs for what only s04 promises.
@@ -188,5 +190,28 @@ describe.concurrent('s04: the chapter’s own session log, on the stages’ runs
       if (i !== torn - 1) expect(() => JSON.parse(line)).not.toThrow();
     }
     expect(lines.join('\n'), 'the repair is not logged').not.toContain('may have partly run');
+  });
+
+  // Its own run, on a copy of the REPL's HOME (the first session as the REPL left it).
+  it('a garbled line in the middle is skipped and counted; nothing else is lost', async () => {
+    const { run: chat, home } = await sparedHome(agent);
+    const file = sessionFile(home, words.NOTE);
+    const lines = readFileSync(file, 'utf8').split('\n');
+    lines.splice(3, 1, 'this is not JSON'); // the note's tool results
+    writeFileSync(file, lines.join('\n'));
+    const run = await runChapter('s04', {
+      folders: { workspace: chat.workspace, home },
+      args: ['-c', '-p', 'three'],
+      replies: [reply(text('Four.'))],
+    });
+    expect(run.code, run.stderr).toBe(0);
+    expect(run.stderr).toMatch(/skipped 1 damaged line.*line 4$/m);
+    const sent = run.requests[0].body.messages;
+    const [answer] = sent[2].content; // the call lost its result line: it is answered
+    expect(answer).toMatchObject({ tool_use_id: words.NOTE_ID, is_error: true });
+    const said = JSON.stringify(sent.slice(3));
+    for (const part of ['Noted.', words.BUILD, words.THERE, 'Still here.', 'three']) {
+      expect(said, 'and the rest is there').toContain(part);
+    }
   });
 });

@@ -156,7 +156,8 @@ function chatReplies(body: any) {
 
 /**
  * The REPL that makes the first session: a note (a bash call that copies the log), a build that
- * Ctrl+C cancels while its command runs, a question, exit. Then a copy of its HOME, for stage 5.
+ * Ctrl+C cancels while its command runs, a question, exit. Then a copy of its HOME, kept as it is
+ * (stage 5 cuts a copy of it), before the runs that follow change the first.
  */
 const chat = (agent: Agent) =>
   once(agent, 'chat', async () => {
@@ -224,13 +225,21 @@ const writers = (agent: Agent) =>
     return { chat: run, first, holder: await holder, second, before, after };
   });
 
+/** A copy of the REPL's HOME as it left it (the first session alone), to change on the side. */
+export async function sparedHome(agent: Agent): Promise<{ run: RunResult; home: string }> {
+  const { run, spare } = await chat(agent);
+  const home = mkdtempSync(join(run.tempDir, 'home-'));
+  cpSync(spare, home, { recursive: true, preserveTimestamps: true });
+  return { run, home };
+}
+
 /**
- * The copy of HOME, with the first session cut as a crash while the note's command ran leaves
+ * A copy of that HOME, with the first session cut as a crash while the note's command ran leaves
  * it: every line up to the reply that made the call, then half of the next line. Then -c.
  */
 const repaired = (agent: Agent) =>
   once(agent, 'repair', async () => {
-    const { run, spare } = await chat(agent);
+    const { run, home: spare } = await sparedHome(agent);
     const session = sessionOf(spare, NOTE);
     if (!session) return { chat: run };
     const lines = readFileSync(session.file, 'utf8').split('\n');
