@@ -9,14 +9,15 @@
  *  - each message of the conversation is one line of that file, a JSON object that holds the
  *    message as it is sent to the API ({ role, content }: at its top, or nested at any depth);
  *    other lines (a header, a note) may come between, and are skipped here;
+ *  - the file is only appended to: a line once written stays as it is;
  *  - a second agent on an open session exits non-zero before it sends anything.
  * Nothing else: not the folder, the id's form, the header, the stderr wording or the exit code of
  * a refusal. The scripted bash commands touch files in the workspace (`build-started`, `holding`),
  * for the grader to wait on, and one copies the log as the call runs (`log-at-call.txt`).
  *
- * Four runs share one workspace and HOME, one after the other: the REPL (stages 1, 2), a new
- * session, -c, and -r, which a second writer tries to join (3, 4). A copy of HOME made after the
- * REPL, cut as a crash leaves a log, is resumed for stage 5.
+ * Five runs share one workspace and HOME: the REPL (stages 1, 2), then a new session, -c, and -r,
+ * which a second agent tries to join meanwhile (3, 4). A sixth resumes a copy of the REPL's HOME,
+ * cut as a crash leaves a log (5).
  */
 import { cpSync, existsSync, lstatSync, mkdtempSync, readdirSync, readFileSync } from 'node:fs';
 import { writeFileSync } from 'node:fs';
