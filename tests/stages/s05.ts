@@ -1,27 +1,29 @@
 /**
  * s05's stages: context compaction, in the order a builder takes it. All five read ONE REPL run:
  *
- *   1. "Count with seq, round by round."  five rounds of one 14,000-character result, then a
- *      round of three results of 19,600 characters: past the window's threshold, so the agent
- *      compacts on its own before the seventh request; then the answer.
+ *   1. "Count with seq."  a reply of four calls of 4,900 characters of output, then two replies of
+ *      one, then one of three calls of 9,940: past the window's threshold, so the agent compacts
+ *      on its own before the fifth request; then the answer.
  *   2. "Tidy up the context."  one reply: echo, the compact tool (with a focus), echo; the answer.
- *   3. "Count once more."  two rounds of one result; the API answers the third request "prompt is
- *      too long"; the retry must fit under the maximum it named.
- *   4. "/compact keep the file list", then a last prompt that must start from that summary.
+ *   3. "/compact keep the file list": a summary of it all, on request; no turn.
+ *   4. "Count once more."  two calls, a reply each; the API answers the next request "prompt is too
+ *      long"; the retry must fit under the maximum it named.
  *
  * What the stages rely on beyond the common contract (tests/stages/stage.ts):
- * - The window: 40,000 tokens. The fake's Models API says so (max_input_tokens), and so does
- *   CONTEXT_WINDOW: a build may read either. The context stays under 40% of it up to the sixth
- *   request and passes 75% with the sixth round's results; after the summary, about 40%.
- * - By the sixth request, the first result (14,000 characters, read by the model four replies
- *   before) goes out as a short placeholder that names the call (its command), the same in every
- *   request after; the two newest results go out whole.
+ * - The window: 20,000 tokens (small: s05 keeps half of it free for the reply and the margin). The
+ *   fake's Models API says so (max_input_tokens), and so does CONTEXT_WINDOW: a build may read
+ *   either. The context stays under 40% of it up to the fourth request and passes 65% with the
+ *   fourth reply's results; after the summary, about 45%.
+ * - Results the model has read go out as short placeholders that name the call (its command),
+ *   past the newest few: by the fourth request (five results read) the first has, and it is sent
+ *   the same in every request after. The two newest results go out whole.
  * - A summary request is one that offers no bash tool (or says tool_choice none); its reply's text
  *   starts the next request's first message. Every other request is the loop's.
  * - The transcript: a file anywhere under HOME or the workspace that holds the replaced results
- *   whole, named (its path or its file name) in the message that replaced them.
+ *   whole, named by its path (from /, from ~, or from the workspace) in the message that replaced
+ *   them; named from /, it holds them already when that message is first sent.
  * - "prompt is too long" is the API's 400 with its real wording, sent by the scripted model (a
- *   vendor's window smaller than the one the agent was told); the maximum it names is 2,000 tokens
+ *   vendor's window smaller than the one the agent was told); the maximum it names is 1,000 tokens
  *   under that request's size.
  */
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
@@ -35,13 +37,12 @@ import type { Agent, Said, Stage } from './stage.ts';
 /** What a stage asked, and what it expected. */
 type Asked = Omit<Said, 'did'>;
 
-const WINDOW = 40_000;
-const P1 = 'Count with seq, round by round.';
+const WINDOW = 20_000;
+export const P1 = 'Count with seq.';
 const P2 = 'Tidy up the context.';
-const P3 = 'Count once more.';
 const SLASH = '/compact keep the file list';
-const P4 = 'What is left to do?';
-const TYPED = [P1, P2, P3, SLASH, P4];
+const P3 = 'Count once more.';
+const TYPED = [P1, P2, SLASH, P3];
 const TOOL_FOCUS = 'the running totals';
 
 /** A bash call of `seq -s, from to`: one line of numbers, so it reads the same in JSON. */
@@ -55,26 +56,27 @@ const count = (id: string, from: number, n: number): Count => ({
   command: `seq -s, ${from} ${from + n - 1}`,
   output: Array.from({ length: n }, (_, i) => from + i).join(','),
 });
-// Rounds 1–5: 2,000 numbers of 6 digits, 14,000 characters. Round 6: three of 2,800.
-const ROUNDS = [1, 2, 3, 4, 5].map((k) => count(`toolu_grade_r${k}`, k * 100_000 + 1, 2_000));
-const SIXTH = ['a', 'b', 'c'].map((c, i) =>
-  count(`toolu_grade_r6${c}`, (6 + i) * 100_000 + 1, 2_800),
+// The counting: six calls of 700 numbers of 6 digits (4,900 characters), four in the first reply;
+// then three of 1,420. The last counts: 1,000 each.
+export const FIRST = [1, 2, 3, 4, 5, 6].map((k) =>
+  count(`toolu_grade_c${k}`, k * 100_000 + 1, 700),
 );
-const AGAIN = [count('toolu_grade_r9', 900_001, 2_000), count('toolu_grade_r10', 910_001, 2_000)];
+const BIG = ['a', 'b', 'c'].map((c, i) =>
+  count(`toolu_grade_big${c}`, (7 + i) * 100_000 + 1, 1_420),
+);
+const LAST = [1, 2].map((k) => count(`toolu_grade_last${k}`, (92 + k) * 10_000 + 1, 1_000));
+// The tidying: two small calls around the compact call.
 const TIDY = [
-  { id: 'toolu_grade_tidy1', name: 'bash', input: { command: 'echo tidy-one' }, says: 'tidy-one' },
-  { id: 'toolu_grade_compact', name: 'compact', input: { focus: TOOL_FOCUS }, says: '' },
-  { id: 'toolu_grade_tidy2', name: 'bash', input: { command: 'echo tidy-two' }, says: 'tidy-two' },
+  { id: 'toolu_grade_tidy1', command: 'echo tidy-one', output: 'tidy-one' },
+  { id: 'toolu_grade_compact', command: '', output: '' },
+  { id: 'toolu_grade_tidy2', command: 'echo tidy-two', output: 'tidy-two' },
 ];
 /** What each call's result must hold, sent whole: by id. */
-const OUTPUT = new Map<string, string>([
-  ...[...ROUNDS, ...SIXTH, ...AGAIN].map((c): [string, string] => [c.id, c.output]),
-  ...TIDY.map((c): [string, string] => [c.id, c.says]),
-]);
+const OUTPUT = new Map([...FIRST, ...BIG, ...TIDY, ...LAST].map((c) => [c.id, c.output]));
 const bash = (c: Count) => toolUse('bash', { command: c.command }, c.id);
 
 /** One request as the scripted model saw it. */
-interface Seen {
+export interface Seen {
   /** Its number among all the run's requests (1-based), as `accepted()` counts. */
   n: number;
   request: RecordedRequest;
@@ -136,48 +138,50 @@ class Script {
     else this.step++;
     const { phase, step } = this;
     if (phase === P1) {
-      if (step < 5) return seen('loop', reply(bash(ROUNDS[step])));
-      if (step === 5) return seen('loop', reply(...SIXTH.map(bash)));
+      if (step === 0) return seen('loop', reply(...FIRST.slice(0, 4).map(bash)));
+      if (step < 3) return seen('loop', reply(bash(FIRST[step + 3])));
+      if (step === 3) return seen('loop', reply(...BIG.map(bash)));
       return seen('loop', reply(text('Counted.')));
     }
     if (phase === P2) {
       if (step > 0) return seen('loop', reply(text('Tidied.')));
-      return seen('loop', reply(...TIDY.map((c) => toolUse(c.name, c.input, c.id))));
+      const compact = toolUse('compact', { focus: TOOL_FOCUS }, TIDY[1].id);
+      return seen('loop', reply(bash(TIDY[0]), compact, bash(TIDY[2])));
     }
     if (phase === P3) {
-      if (step < 2) return seen('loop', reply(bash(AGAIN[step])));
-      this.maximum ??= inputTokens - 2_000;
+      if (step < 2) return seen('loop', reply(bash(LAST[step])));
+      this.maximum ??= inputTokens - 1_000;
       if (inputTokens <= this.maximum) return seen('loop', reply(text('Counted again.')));
       const said = `prompt is too long: ${inputTokens} tokens > ${this.maximum} maximum`;
       return seen('loop', httpError(400, said), { maximum: this.maximum });
     }
     if (phase === SLASH) return seen('loop', reply(text('That is a command for the agent.')));
-    if (phase === P4) return seen('loop', reply(text('Nothing is left.')));
     return seen('loop', reply(text('Ok.')));
   }
 }
 
-/** Whether a file holds the first and fifth rounds' results whole, as a transcript of them does. */
-function holdsRounds(file: string): boolean {
+/** Whether a file holds the counting's results whole, as a transcript of them does. */
+function holdsCounts(file: string): boolean {
   if (!statSync(file, { throwIfNoEntry: false })?.isFile()) return false;
   const content = readFileSync(file, 'utf8');
-  return content.includes(ROUNDS[0].output) && content.includes(ROUNDS[4].output);
+  return content.includes(FIRST[0].output) && content.includes(FIRST[5].output);
 }
 
 /**
  * The files that the first message of a request names by an absolute path, and that held the
- * rounds' results when the request came: a transcript named there was saved before it was sent.
+ * counting's results when the request came: a transcript named there was saved before it was sent.
  */
 const onDisk = new WeakMap<RecordedRequest, Set<string>>();
 function noteFiles(request: RecordedRequest): void {
   const paths = textOf(request.body.messages?.[0]).match(/\/[^\s"'`()[\]<>,;]+/g) ?? [];
   const files = paths.map((p) => p.replace(/[.:]+$/, ''));
-  onDisk.set(request, new Set(files.filter(holdsRounds)));
+  onDisk.set(request, new Set(files.filter(holdsCounts)));
 }
 
-const compaction = (agent: Agent) => {
+/** The one scripted REPL run all five stages read (exported for s05's own checks on it). */
+export const compaction = (agent: Agent) => {
   const script = new Script();
-  return agent.repl('compaction', [P1, P2, P3, SLASH, P4, 'exit'], {
+  return agent.repl('compaction', [...TYPED, 'exit'], {
     fake: { contextWindow: WINDOW },
     env: { CONTEXT_WINDOW: String(WINDOW) },
     // This request is the last recorded; its number counts them all, as replay() does.
@@ -190,7 +194,7 @@ const compaction = (agent: Agent) => {
 };
 
 /** The run's Messages API requests that the model answered, as it saw them; in order. */
-function replay(run: RunResult): Seen[] {
+export function replay(run: RunResult): Seen[] {
   const script = new Script();
   const out: Seen[] = [];
   run.requests.forEach((request, i) => {
@@ -251,7 +255,7 @@ function filesUnder(folder: string, depth = 8, found: string[] = []): string[] {
   return found;
 }
 
-const ROUND1 = `the result of ${ROUNDS[0].command} (14,000 characters)`;
+const FIRST1 = `the result of ${FIRST[0].command} (4,900 characters)`;
 /** "RECAP-1", the summary a request must start from. */
 const recapOf = (summary: Seen) => summary.recap!.split(':')[0];
 const startsFrom = (s: Seen, summary: Seen) =>
@@ -259,7 +263,7 @@ const startsFrom = (s: Seen, summary: Seen) =>
 /** A request's first messages, in one line. */
 const opening = (s: Seen, n = 3) =>
   (s.request.body.messages as any[]).slice(0, n).map(shape).join(' / ');
-/** The requests before `n` could not all be made: say why. */
+/** The requests of a turn could not all be made: say why. */
 const cut = (agent: Agent, run: RunResult, turn: Seen[]) =>
   `sent ${turn.length} requests in that turn; ${missing(agent, run, turn.at(-1)?.n ?? 0)}`;
 
@@ -270,14 +274,14 @@ export const stages: Stage[] = [
       'The model has read a result already: what must later requests still send in its place, ' +
       'so the pairing holds and the model knows what to run again? Which results stay whole?',
     async check(agent) {
-      const asked = `"${P1}": five rounds of one 14,000-character seq, answered one by one`;
-      const expected = `by request 6, ${ROUND1} sent as a short placeholder that names the command`;
+      const asked = `"${P1}": a reply of four seq calls of 4,900 characters, then two of one`;
+      const expected = `by request 4, ${FIRST1} sent as a short placeholder that names the command`;
       const run = await compaction(agent);
       const seen = replay(run);
       const firstSummary = seen.findIndex((s) => s.kind === 'summary');
       const before = firstSummary < 0 ? seen : seen.slice(0, firstSummary);
       const loops = before.filter((s) => s.phase === P1);
-      if (loops.length < 6) {
+      if (loops.length < 4) {
         const early = firstSummary >= 0 && seen[firstSummary].phase === P1;
         const summarised = `sent ${loops.length} requests in the turn, then a summary request`;
         miss(asked, early ? summarised : cut(agent, run, loops), expected);
@@ -302,7 +306,7 @@ export const stages: Stage[] = [
             const did = `request ${n} sent ${how} a result it had replaced`;
             need(sent === was, asked, did, 'a placeholder, once sent, the same in later requests');
           } else if (!whole) {
-            const command = ROUNDS.find((c) => c.id === id)?.command ?? id;
+            const command = FIRST.find((c) => c.id === id)?.command ?? id;
             const did = `request ${n} sent, for ${command}: ${brief(sent, 100)}`;
             need(sent.length < output.length / 2, asked, did, expected);
             need(sent.includes(command), asked, did, 'a placeholder that names the call (command)');
@@ -310,10 +314,10 @@ export const stages: Stage[] = [
           }
         }
       }
-      const sixth = loops[5];
-      const first = brief(resultsOf(sixth.request).get(ROUNDS[0].id) ?? '(no result)', 60);
-      const did = `request ${sixth.n} sent ${ROUND1} as ${first}`;
-      need(placeholders.has(ROUNDS[0].id), asked, did, expected);
+      const fourth = loops[3];
+      const first = brief(resultsOf(fourth.request).get(FIRST[0].id) ?? '(no result)', 60);
+      const did = `request ${fourth.n} sent ${FIRST1} as ${first}`;
+      need(placeholders.has(FIRST[0].id), asked, did, expected);
     },
   },
   {
@@ -322,8 +326,8 @@ export const stages: Stage[] = [
       'When the context nears the window, what does the agent ask the model for, what does the ' +
       'first message of the next request hold, and where does the full text go first?',
     async check(agent) {
-      const asked = `"${P1}": a sixth round of three seq results, past 75% of ${WINDOW} tokens`;
-      const expected = 'a summary request, then a request that starts with it, not the rounds';
+      const asked = `"${P1}": a fourth reply of three seq calls, past 65% of ${WINDOW} tokens`;
+      const expected = 'a summary request, then a request that starts with it, not the old results';
       const run = await compaction(agent);
       const seen = replay(run);
       const i = seen.findIndex((s) => s.kind === 'summary');
@@ -331,7 +335,7 @@ export const stages: Stage[] = [
       if (i < 0 || seen[i].phase !== P1) {
         const biggest = Math.max(0, ...turn.map((s) => s.request.inputTokens));
         const none = `asked for no summary in that turn (its biggest request: ${biggest} tokens)`;
-        miss(asked, turn.length < 7 ? `${none}; ${cut(agent, run, turn)}` : none, expected);
+        miss(asked, turn.length < 5 ? `${none}; ${cut(agent, run, turn)}` : none, expected);
       }
       const summary = seen[i];
       const old = JSON.stringify(summary.request.body.messages).includes(P1);
@@ -341,13 +345,13 @@ export const stages: Stage[] = [
       const head = textOf(after.request.body.messages[0]);
       const opens = `its first message holds the summary ("${recapOf(summary)}…")`;
       need(startsFrom(after, summary), asked, `sent request ${after.n}: ${opening(after)}`, opens);
-      const kept = ROUNDS.filter((c) => idsIn(after.request).has(c.id)).map((c) => c.command);
+      const kept = FIRST.filter((c) => idsIn(after.request).has(c.id)).map((c) => c.command);
       const still = `sent request ${after.n} still with ${kept.join(', ')}`;
-      need(kept.length === 0, asked, still, 'the rounds before the summary left out');
+      need(kept.length === 0, asked, still, 'the results before the summary left out');
 
       // The transcript: a file the summary message names, holding the replaced results whole.
       const files = [...filesUnder(run.home), ...filesUnder(run.workspace)];
-      const holding = files.filter(holdsRounds);
+      const holding = files.filter(holdsCounts);
       // Named as the model can find it: its path, from / or ~ or the workspace.
       const names = (f: string) => [f, `~/${relative(run.home, f)}`, relative(run.workspace, f)];
       const named = holding.filter((f) => names(f).some((name) => head.includes(name)));
@@ -393,7 +397,7 @@ export const stages: Stage[] = [
         checked++;
       }
       // Stage 2 saw one at least: the summary in the counting turn, while three results waited.
-      const asked = `"${P1}": a summary while the model waits for the results of its sixth round`;
+      const asked = `"${P1}": a summary while the model waits for the results of its fourth reply`;
       const none = 'asked for no summary while calls waited for their results';
       need(checked > 0, asked, none, 'a summary, then those calls and results');
     },
@@ -409,38 +413,38 @@ export const stages: Stage[] = [
       // The tool: after the reply that calls it, a summary with the model's focus, then the rest.
       const asked = `"${P2}": echo, compact {"focus":"${TOOL_FOCUS}"}, echo in one reply`;
       const expected = 'a summary request with that focus, then a request that starts with it';
-      const called = seen.findIndex((s) => s.phase === P2 && s.step === 0 && s.kind === 'loop');
+      const called = seen.findIndex((s) => s.phase === P2 && s.kind === 'loop');
       if (called < 0) miss(asked, `sent no request with "${P2}"`, expected);
       const next = seen[called + 1];
       if (!next) miss(asked, missing(agent, run, seen[called].n), expected);
       const tail = shape(next.request.body.messages.at(-1));
-      const then = `sent request ${next.n} (${tail}) with no summary`;
-      need(next.kind === 'summary', asked, then, expected);
+      const no = `sent request ${next.n} (${tail}) with no summary`;
+      need(next.kind === 'summary', asked, no, expected);
       const focus = JSON.stringify(next.request.body).includes(TOOL_FOCUS);
       need(focus, asked, `sent summary request ${next.n} without "${TOOL_FOCUS}"`, expected);
       const after = loopAfter(agent, run, seen, called + 1, { asked, expected });
       need(startsFrom(after, next), asked, `sent request ${after.n}: ${opening(after)}`, expected);
-      const old = SIXTH.filter((c) => idsIn(after.request).has(c.id)).map((c) => c.id);
+      const old = BIG.filter((c) => idsIn(after.request).has(c.id)).map((c) => c.id);
       const before = 'the conversation before that reply summarised';
       need(old.length === 0, asked, `sent request ${after.n} still with ${old.join(', ')}`, before);
 
       // /compact: no turn; the next prompt starts from the summary, the focus only asked for.
-      const slash = `"${SLASH}" typed after the answer to "${P3}", then "${P4}"`;
+      const slash = `"${SLASH}" typed after the answer to "${P2}", then "${P3}"`;
       const wanted = 'a summary request with "keep the file list", then the next prompt after it';
       const sent = seen.find((s) => s.phase === SLASH);
       if (sent) miss(slash, `sent request ${sent.n}, "${SLASH}" as a prompt to the model`, wanted);
-      const p4 = seen.findIndex((s) => s.phase === P4);
-      if (p4 < 0) miss(slash, `sent no request with "${P4}"`, wanted);
-      const last = seen[p4];
-      const summary = seen[p4 - 1];
-      const none = `sent request ${last.n} with "${P4}" after no summary`;
+      const p3 = seen.findIndex((s) => s.phase === P3);
+      if (p3 < 0) miss(slash, `sent no request with "${P3}"`, wanted);
+      const last = seen[p3];
+      const summary = seen[p3 - 1];
+      const none = `sent request ${last.n} with "${P3}" after no summary`;
       need(summary?.kind === 'summary', slash, none, wanted);
       const asks = JSON.stringify(summary.request.body).includes('keep the file list');
       need(asks, slash, `sent summary request ${summary.n} without "keep the file list"`, wanted);
       const did = `sent request ${last.n}: ${opening(last)}`;
       need(startsFrom(last, summary), slash, did, wanted);
-      const still = `${did}, still with ${AGAIN[0].id}`;
-      need(!idsIn(last.request).has(AGAIN[0].id), slash, still, wanted);
+      const kept = TIDY.filter((c) => idsIn(last.request).has(c.id)).map((c) => c.id);
+      need(kept.length === 0, slash, `${did}, still with ${kept.join(', ')}`, wanted);
       const leaked = JSON.stringify(last.request.body.messages).includes('keep the file list');
       const only = 'the focus in the summary request only';
       need(!leaked, slash, `sent request ${last.n} with "keep the file list" in it`, only);
@@ -452,7 +456,7 @@ export const stages: Stage[] = [
       'The API counts differently than your estimate and refuses a request as too long. What can ' +
       'the agent do at once, rather than end the turn, and how much must it compact?',
     async check(agent) {
-      const asked = `"${P3}": two rounds of seq; the API answers the third "prompt is too long"`;
+      const asked = `"${P3}": two seq calls; the third request refused: "prompt is too long"`;
       const expected = 'a summary request, then the turn sent again under the maximum; its answer';
       const run = await compaction(agent);
       const seen = replay(run);
@@ -461,8 +465,11 @@ export const stages: Stage[] = [
       const { n, maximum, request } = seen[j];
       const size = `${request.inputTokens} tokens > ${maximum} maximum`;
       const refusal = `after request ${n} was refused (${size})`;
-      const retry = loopAfter(agent, run, seen, j, { asked, expected });
-      if (retry.phase !== P3) miss(asked, `${refusal}, sent nothing more for that turn`, expected);
+      const retry = seen.slice(j + 1).find((s) => s.kind === 'loop');
+      if (retry?.phase !== P3) {
+        const refused = run.requests.slice(n, retry?.n).some((r) => r.refused);
+        miss(asked, refused ? missing(agent, run, n) : `${refusal}, ended the turn`, expected);
+      }
       const compacted = seen.slice(j + 1, seen.indexOf(retry)).some((s) => s.kind === 'summary');
       const tokens = retry.request.inputTokens;
       const again = `${refusal}, sent it again (${tokens} tokens) without a summary`;
@@ -470,8 +477,8 @@ export const stages: Stage[] = [
       const most = `a retry of ${maximum} tokens at most`;
       need(tokens <= maximum!, asked, `${refusal}, compacted, then sent ${tokens} tokens`, most);
       const end = `retried with ${shape(retry.request.body.messages.at(-1))} at the end`;
-      const waited = `the retry ending with the result of ${AGAIN[1].command}`;
-      need(resultsOf(retry.request).has(AGAIN[1].id), asked, end, waited);
+      const waited = `the retry ending with the result of ${LAST[1].command}`;
+      need(resultsOf(retry.request).has(LAST[1].id), asked, end, waited);
       const answer = 'did not print the answer "Counted again."';
       need(run.stdout.includes('Counted again.'), asked, answer, expected);
     },
