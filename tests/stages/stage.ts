@@ -93,8 +93,10 @@ export class Agent {
 
   /** The REPL, typed into through a pseudo-terminal (see runRepl), once per key. */
   repl(key: string, inputs: ReplInput[], opts: RunOptions = {}): Promise<RunResult> {
-    // The prompt is whatever the REPL prints before the cursor: a line that ends in "> ".
-    const prompt = /(?:^|\n)[^\n]*> /g;
+    // The prompt is what the REPL prints before the cursor: a line that starts with a word and
+    // ends in "> " ("s01 >> ", "you> "). Not a line that starts with ">": the chapters show a tool
+    // call that way on stderr, which the terminal shows too ("> read_file notes.txt").
+    const prompt = /(?:^|\n)[^\s>][^\n>]*>+ /g;
     return this.once(key, () => runRepl(this.chapter, inputs, { ...this.options(opts), prompt }));
   }
 
