@@ -52,7 +52,7 @@ export function beginArgs(args: string[], env = process.env): Asked | Said {
 const LOOP = '// ── The loop ─';
 const AFTER_LOOP = '// ── The CLI ─';
 
-/** s01's code.ts cut around its loop section (from "// ── The loop" up to "// ── The CLI"). */
+/** s01's code.ts cut around its loop section (from "// ── The loop" to "// ── The CLI"). */
 export function loopSection(code: string): { head: string; loop: string; tail: string } {
   const start = code.indexOf(LOOP);
   const end = code.indexOf(AFTER_LOOP);
@@ -176,7 +176,9 @@ export async function begin(
 
 /** A folder's .ts files, code.ts first (its exercises/ and READMEs stay behind). */
 function tsFiles(folder: string): string[] {
-  const files = readdirSync(folder).filter((f) => f.endsWith('.ts') && !f.startsWith('.')).sort();
+  const files = readdirSync(folder)
+    .filter((f) => f.endsWith('.ts') && !f.startsWith('.'))
+    .sort();
   return ['code.ts', ...files.filter((f) => f !== 'code.ts')];
 }
 

@@ -12,7 +12,7 @@
  * Exit codes: 0 every stage passed, 1 a stage failed or the code does not compile, 2 usage.
  */
 import { existsSync, realpathSync, statSync } from 'node:fs';
-import { basename, join, relative, resolve } from 'node:path';
+import { join, relative, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { BundleError, bundleChapter } from '../tests/helpers/bundle.ts';
 import { cleanupTemp } from '../tests/helpers/run-chapter.ts';
@@ -30,7 +30,7 @@ const USAGE = `Usage: npm run grade <chapter> [folder] [-- --all] [-- --hint]
 
 /** What the arguments ask for, or what to print and the exit code. */
 export function gradeArgs(args: string[], env = process.env): Asked | Said {
-  // `npm run grade s01 --hint` (without --) gives npm the flag; npm passes it on as npm_config_hint.
+  // `npm run grade s01 --hint` (no --) gives npm the flag, which passes it on as npm_config_hint.
   const all = args.includes('--all') || env.npm_config_all === 'true';
   const hint = args.includes('--hint') || env.npm_config_hint === 'true';
   const wrong = (why: string) => ({ exit: 2, text: `${why}\n${USAGE}` });
@@ -47,14 +47,18 @@ export function gradeArgs(args: string[], env = process.env): Asked | Said {
   const shown = relative(REPO, dir) || '.';
   if (!existsSync(join(dir, 'code.ts'))) {
     const start = folder ? '' : `\nStart it with: npm run begin ${id}`;
-    const what = existsSync(dir) && statSync(dir).isDirectory() ? 'has no code.ts' : 'does not exist';
+    const what =
+      existsSync(dir) && statSync(dir).isDirectory() ? 'has no code.ts' : 'does not exist';
     return { exit: 1, text: `${shown} ${what}.${start}` };
   }
   if (relative(REPO, dir).startsWith('..')) {
     return { exit: 1, text: `${shown} is outside the repo: the grader runs folders inside it.` };
   }
   if (!existsSync(join(REPO, 'tests', 'stages', `${id}.ts`))) {
-    return { exit: 1, text: `${id} has no stages yet (tests/stages/${id}.ts): nothing to grade with.` };
+    return {
+      exit: 1,
+      text: `${id} has no stages yet (tests/stages/${id}.ts): nothing to grade with.`,
+    };
   }
   return { chapter: id, folder: dir, all, hint };
 }
@@ -79,7 +83,10 @@ export function explain(err: unknown, stage: Stage, hint: boolean, command: stri
   } else {
     // Not the reader's code: a fault of the grader itself. Say so, with its first lines.
     const message = err instanceof Error ? err.message : String(err);
-    lines.push('      the grader itself failed (please report it):', ...indent(message, '      ').slice(0, 5));
+    lines.push(
+      '      the grader itself failed (please report it):',
+      ...indent(message, '      ').slice(0, 5),
+    );
   }
   lines.push(hint ? `      hint:     ${stage.hint}` : `      stuck? ${command} -- --hint`);
   return lines.slice(0, 10);
@@ -94,7 +101,9 @@ async function main(): Promise<void> {
   const { chapter, folder, all, hint } = asked;
   const code = join(folder, 'code.ts');
   const shown = relative(REPO, folder);
-  const command = `npm run grade ${chapter}${shown === `mine/${basename(folder)}` && basename(folder) === chapterFolder(chapter) ? '' : ` ${shown}`}`;
+  // The command that grades this folder again: the folder left out where it is the default one.
+  const isDefault = shown === `mine/${chapterFolder(chapter)}`;
+  const command = `npm run grade ${chapter}${isDefault ? '' : ` ${shown}`}`;
 
   // Compile first: a typo reads as a typo (file, line, the code), not as stage 1 failing.
   try {
@@ -125,10 +134,15 @@ async function main(): Promise<void> {
   cleanupTemp();
   const left = stages.length - passed - failed;
   if (failed === 0) {
-    console.log(`\nAll ${stages.length} stages pass. Compare with the chapter: npm run diff ${shown} ${chapter}`);
+    console.log(
+      `\nAll ${stages.length} stages pass. ` +
+        `Compare with the chapter: npm run diff ${shown} ${chapter}`,
+    );
   } else {
     const after = left ? ` (${left} not run: they build on it)` : '';
-    console.log(`\n${passed} of ${stages.length} stages pass${after}. Fix the first ✗, then: ${command}`);
+    console.log(
+      `\n${passed} of ${stages.length} stages pass${after}. Fix the first ✗, then: ${command}`,
+    );
   }
   process.exit(failed === 0 ? 0 : 1);
 }

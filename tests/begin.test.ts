@@ -132,7 +132,10 @@ describe.concurrent('the s01 starter, graded', () => {
 
   it('fails stage 1, saying that agentLoop is not written yet', async () => {
     const agent = new Agent('s01', join(starter, 'code.ts'));
-    const error = await stages[0].check(agent).then(() => undefined, (err: unknown) => err);
+    const error = await stages[0].check(agent).then(
+      () => undefined,
+      (err: unknown) => err,
+    );
     expect(error).toBeInstanceOf(Miss);
     const shown = explain(error, stages[0], false, 'npm run grade s01').join('\n');
     expect(shown).toMatch(/did: +sent 0 requests, then exited with code 1; /);

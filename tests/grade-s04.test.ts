@@ -159,7 +159,10 @@ describe.concurrent('s04: the chapter’s own session log, on the stages’ runs
       words.BUILD_ID,
     ]);
     expect(note.content).toBe('[interrupted by the user]');
-    const before = logged.slice(0, logged.findIndex((m) => m.content === words.BACK));
+    const before = logged.slice(
+      0,
+      logged.findIndex((m) => m.content === words.BACK),
+    );
     const sent = w.holder!.requests[0].body.messages.slice(0, -1);
     // As logged, minus the thinking of the turns before: nothing needed repair.
     expect(sent).toEqual(withoutThinking(before));

@@ -65,7 +65,10 @@ describe.concurrent('s05 as the chapter does it (on the stages’ run)', () => {
         .flatMap(blocksOf)
         .filter((b) => PLACEHOLDER.test(String(b.content ?? '')));
       // The results the model has seen (before its latest reply): all but the newest three go.
-      const read = messages.slice(0, messages.findLastIndex((m) => m.role === 'assistant'));
+      const read = messages.slice(
+        0,
+        messages.findLastIndex((m) => m.role === 'assistant'),
+      );
       const results = read.flatMap(blocksOf).filter((b) => b.type === 'tool_result');
       const old = results.slice(0, -3).map((b) => b.tool_use_id);
       replaced = placeholders.map((b) => b.tool_use_id);

@@ -8,7 +8,14 @@
  */
 import { execFile } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { existsSync, mkdirSync, readFileSync, renameSync, utimesSync, writeFileSync } from 'node:fs';
+import {
+  existsSync,
+  mkdirSync,
+  readFileSync,
+  renameSync,
+  utimesSync,
+  writeFileSync,
+} from 'node:fs';
 import { join, relative } from 'node:path';
 import { build } from 'esbuild';
 import { describe, expect, it } from 'vitest';
@@ -102,7 +109,10 @@ describe.concurrent('npm run grade on a reader’s code', () => {
     const { code, remove } = mutate('s02', 'compile', [typo]);
     try {
       const tools = join(code, '..', 'tools.ts');
-      const line = readFileSync(tools, 'utf8').split('\n').findIndex((l) => l.includes('= = ')) + 1;
+      const line =
+        readFileSync(tools, 'utf8')
+          .split('\n')
+          .findIndex((l) => l.includes('= = ')) + 1;
       const run = await grade(['s02', relative(REPO, join(code, '..'))]);
       expect(run.status, run.output).toBe(1);
       expect(run.output).toContain(`.mutant-s02_tools-compile/tools.ts does not compile`);
@@ -140,7 +150,10 @@ describe.concurrent('npm run grade on a reader’s code', () => {
     const { code, remove } = mutate('s01', 'hang', [['code.ts', first, hang]]);
     try {
       const agent = new Agent('s01', code, 2_000);
-      const error = await stages[0].check(agent).then(() => undefined, (err: unknown) => err);
+      const error = await stages[0].check(agent).then(
+        () => undefined,
+        (err: unknown) => err,
+      );
       expect(error).toBeInstanceOf(Miss);
       const shown = explain(error, stages[0], false, 'npm run grade s01').join('\n');
       const stopped = 'was still running after 2 s, so the grader stopped it';
@@ -186,25 +199,27 @@ function gradeBundle(): Promise<string> {
       packages: 'external',
       write: false,
       logLevel: 'silent',
-      plugins: [{
-        name: 'grade-cli',
-        setup(b) {
-          b.onLoad({ filter: /\.ts$/ }, ({ path }) => {
-            let text = readFileSync(path, 'utf8');
-            if (path === entry) {
-              if (!text.includes(load)) throw new Error(`scripts/grade.ts has no "${load}"`);
-              const s01 = JSON.stringify(join(REPO, 'tests/stages/s01.ts'));
-              const stages = `{ s01: () => import(${s01}) }`;
-              const loaded = `(void file, await (${stages} as any)[chapter]()).stages`;
-              text = text.replace(load, () => loaded);
-            } else {
-              const own = JSON.stringify(path);
-              text = text.replaceAll('fileURLToPath(import.meta.url)', () => own);
-            }
-            return { contents: text, loader: 'ts' };
-          });
+      plugins: [
+        {
+          name: 'grade-cli',
+          setup(b) {
+            b.onLoad({ filter: /\.ts$/ }, ({ path }) => {
+              let text = readFileSync(path, 'utf8');
+              if (path === entry) {
+                if (!text.includes(load)) throw new Error(`scripts/grade.ts has no "${load}"`);
+                const s01 = JSON.stringify(join(REPO, 'tests/stages/s01.ts'));
+                const stages = `{ s01: () => import(${s01}) }`;
+                const loaded = `(void file, await (${stages} as any)[chapter]()).stages`;
+                text = text.replace(load, () => loaded);
+              } else {
+                const own = JSON.stringify(path);
+                text = text.replaceAll('fileURLToPath(import.meta.url)', () => own);
+              }
+              return { contents: text, loader: 'ts' };
+            });
+          },
         },
-      }],
+      ],
     });
     const code = result.outputFiles[0].contents;
     const hash = createHash('sha256').update(code).digest('hex').slice(0, 24);

@@ -27,24 +27,41 @@ export interface Mutant {
  * The chapter's folder with `edits` applied, as a folder beside the chapters (its ../shared/
  * imports resolve): `<repo>/.mutant-s01_agent_loop-2/`. Returns its code.ts and a remover.
  */
-export function mutate(chapter: string, name: string, edits: Edit[]): { code: string; remove(): void } {
+export function mutate(
+  chapter: string,
+  name: string,
+  edits: Edit[],
+): { code: string; remove(): void } {
   const from = dirname(chapterCode(chapter));
   const folder = join(REPO, `.mutant-${basename(from)}-${name}`);
   rmSync(folder, { recursive: true, force: true });
   mkdirSync(folder);
-  for (const file of readdirSync(from).filter((f) => f.endsWith('.ts'))) cpSync(join(from, file), join(folder, file));
+  for (const file of readdirSync(from).filter((f) => f.endsWith('.ts')))
+    cpSync(join(from, file), join(folder, file));
   for (const [file, find, put] of edits) {
     const path = join(folder, file);
     const text = readFileSync(path, 'utf8');
     const count = text.split(find).length - 1;
-    if (count !== 1) throw new Error(`mutant ${name}: ${file} has ${count} copies of ${JSON.stringify(find)}; update the mutant`);
-    writeFileSync(path, text.replace(find, () => put));
+    if (count !== 1)
+      throw new Error(
+        `mutant ${name}: ${file} has ${count} copies of ${JSON.stringify(find)}; update the mutant`,
+      );
+    writeFileSync(
+      path,
+      text.replace(find, () => put),
+    );
   }
-  return { code: join(folder, 'code.ts'), remove: () => rmSync(folder, { recursive: true, force: true }) };
+  return {
+    code: join(folder, 'code.ts'),
+    remove: () => rmSync(folder, { recursive: true, force: true }),
+  };
 }
 
 /** Grade as `npm run grade` does: the stages in order, up to the first that fails. */
-export async function firstMiss(agent: Agent, stages: Stage[]): Promise<{ stage: number; error?: unknown }> {
+export async function firstMiss(
+  agent: Agent,
+  stages: Stage[],
+): Promise<{ stage: number; error?: unknown }> {
   for (const [i, stage] of stages.entries()) {
     try {
       await stage.check(agent);
@@ -56,7 +73,8 @@ export async function firstMiss(agent: Agent, stages: Stage[]): Promise<{ stage:
 }
 
 /** What a failed stage said, for a test's message. */
-const said = (error: unknown) => (error instanceof Miss ? error.message : String((error as Error)?.stack ?? error));
+const said = (error: unknown) =>
+  error instanceof Miss ? error.message : String((error as Error)?.stack ?? error);
 
 export interface StageTestOptions {
   mutants: Mutant[];
@@ -83,7 +101,8 @@ export function stageTests(chapter: string, stages: Stage[], options: StageTestO
       const at = options.previousFailsAt;
       const passes = at > 1 ? `passes stages 1–${at - 1} and ` : '';
       const name = stages[at - 1].name;
-      it(`${previous}'s folder, graded as ${chapter}, ${passes}fails stage ${at}: ${name}`, async () => {
+      const title = `${previous}'s folder, graded as ${chapter}, ${passes}fails stage ${at}`;
+      it(`${title}: ${name}`, async () => {
         const { stage, error } = await firstMiss(new Agent(chapter, chapterCode(previous)), stages);
         expect(stage, said(error)).toBe(at);
         expect(error, said(error)).toBeInstanceOf(Miss);
@@ -96,7 +115,7 @@ export function stageTests(chapter: string, stages: Stage[], options: StageTestO
     if (skip) console.log(`${chapter}'s mutants: ${skip}`);
     for (const mutant of skip ? [] : options.mutants) {
       const n = mutant.stage;
-      const before = n > 1 ? `passes stages 1–${n - 1} and ` : "";
+      const before = n > 1 ? `passes stages 1–${n - 1} and ` : '';
       it(`a mutant that ${mutant.does} ${before}fails stage ${n}`, async () => {
         const { code, remove } = mutate(chapter, String(n), mutant.edits);
         try {
@@ -113,7 +132,7 @@ export function stageTests(chapter: string, stages: Stage[], options: StageTestO
 
 /**
  * A fixture solution (tests/fixtures/<name>/): a reader's build written in another style. Its files
- * are laid over the `base` chapter's .ts files (the folder `npm run begin` starts from), in a folder
+ * are laid over the `base` chapter's .ts files (what `npm run begin` starts from), in a folder
  * beside the chapters: `<repo>/.fixture-<name>/`. Returns its code.ts and a remover.
  */
 export function fixture(name: string, base?: string): { code: string; remove(): void } {
@@ -127,5 +146,8 @@ export function fixture(name: string, base?: string): { code: string; remove(): 
     }
   }
   cpSync(join(REPO, 'tests', 'fixtures', name), folder, { recursive: true });
-  return { code: join(folder, 'code.ts'), remove: () => rmSync(folder, { recursive: true, force: true }) };
+  return {
+    code: join(folder, 'code.ts'),
+    remove: () => rmSync(folder, { recursive: true, force: true }),
+  };
 }

@@ -37,8 +37,7 @@ import {
 const SECRET = 'top secret s02';
 
 /** A tool call whose id the stages find: `call('read', 'read_file', …)` is toolu_s02_read. */
-const call = (id: string, name: string, input: unknown) =>
-  toolUse(name, input, `toolu_s02_${id}`);
+const call = (id: string, name: string, input: unknown) => toolUse(name, input, `toolu_s02_${id}`);
 /** An edit_file call. */
 const edit = (id: string, file_path: string, old_string: string, new_string: string) =>
   call(id, 'edit_file', { file_path, old_string, new_string });

@@ -92,7 +92,9 @@ function parent(round: number): Reply {
 /** A message's text: its string content, or its text blocks joined (tool results left out). */
 function textOf(message: any): string {
   if (typeof message?.content === 'string') return message.content;
-  return blocks(message, 'text').map((b) => b.text ?? '').join('\n');
+  return blocks(message, 'text')
+    .map((b) => b.text ?? '')
+    .join('\n');
 }
 
 /** The round a conversation is in: one more than the replies it holds. */
@@ -206,7 +208,12 @@ export const stages: Stage[] = [
       const childTools = toolNames(first);
       const did = `sent the child’s request with the tools ${childTools.join(', ') || '(none)'}`;
       need(!childTools.includes('agent'), asked, did, expected);
-      need(others.every((t) => childTools.includes(t)), asked, did, expected);
+      need(
+        others.every((t) => childTools.includes(t)),
+        asked,
+        did,
+        expected,
+      );
 
       // The model may call agent anyway: no child of a child starts, and the call gets an error.
       const nestAsked = `a child (task ${brief(NEST, 60)}) called ${called(NESTED)} anyway`;

@@ -216,7 +216,11 @@ function resultsOf(request: RecordedRequest): Map<string, string> {
 
 /** Every tool id a request holds, in calls or results. */
 const idsIn = (request: RecordedRequest) =>
-  new Set(allBlocks(request).map((b) => b?.id ?? b?.tool_use_id).filter(Boolean));
+  new Set(
+    allBlocks(request)
+      .map((b) => b?.id ?? b?.tool_use_id)
+      .filter(Boolean),
+  );
 
 /**
  * The first loop request after `seen[i]`. If there is none, or the API refused one before it, the
@@ -461,7 +465,16 @@ export const stages: Stage[] = [
       const run = await compaction(agent);
       const seen = replay(run);
       const j = seen.findIndex((s) => s.maximum !== undefined);
-      if (j < 0) miss(asked, cut(agent, run, seen.filter((s) => s.phase === P3)), expected);
+      if (j < 0)
+        miss(
+          asked,
+          cut(
+            agent,
+            run,
+            seen.filter((s) => s.phase === P3),
+          ),
+          expected,
+        );
       const { n, maximum, request } = seen[j];
       const size = `${request.inputTokens} tokens > ${maximum} maximum`;
       const refusal = `after request ${n} was refused (${size})`;

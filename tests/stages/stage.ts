@@ -57,7 +57,12 @@ export function miss(asked: string, did: string, expected: string): never {
 }
 
 /** The stage fails unless `condition` holds. */
-export function need(condition: unknown, asked: string, did: string, expected: string): asserts condition {
+export function need(
+  condition: unknown,
+  asked: string,
+  did: string,
+  expected: string,
+): asserts condition {
   if (!condition) miss(asked, did, expected);
 }
 
@@ -118,13 +123,17 @@ export class Agent {
 
 /** A short, one-line JSON of a value, for a Miss: `{"command":"echo hi"}`. */
 export function brief(value: unknown, max = 160): string {
-  const json = typeof value === 'string' ? JSON.stringify(value) : (JSON.stringify(value) ?? String(value));
+  const json =
+    typeof value === 'string' ? JSON.stringify(value) : (JSON.stringify(value) ?? String(value));
   return json.length > max ? `${json.slice(0, max - 1)}…` : json;
 }
 
 /** The last few lines of a text, for a Miss. */
 export function lastLines(text: string, n = 3): string {
-  const lines = text.trimEnd().split('\n').filter((line) => line.trim() !== '');
+  const lines = text
+    .trimEnd()
+    .split('\n')
+    .filter((line) => line.trim() !== '');
   return lines.slice(-n).join(' / ') || '(nothing)';
 }
 
@@ -141,8 +150,11 @@ export function crashOf(run: RunResult): string | undefined {
   const own = frames.find((line) => !/\b(?:shared|node_modules)\//.test(line)) ?? frames[0];
   const [, file, line, column] = frame.exec(own)!;
   const lines = stderr.split('\n');
-  const error = lines.find((l) => /^(?:Uncaught )?[A-Z]\w*(?:Error|Exception)\b.*|^Error\b/.test(l.trim()));
-  const where = `${relative(REPO, existsSync(file) ? file : `${REPO}/${file}`)}:${line}${column ? `:${column}` : ''}`;
+  const error = lines.find((l) =>
+    /^(?:Uncaught )?[A-Z]\w*(?:Error|Exception)\b.*|^Error\b/.test(l.trim()),
+  );
+  const path = relative(REPO, existsSync(file) ? file : `${REPO}/${file}`);
+  const where = `${path}:${line}${column ? `:${column}` : ''}`;
   return `${(error ?? 'an error').trim()}, at ${where}`;
 }
 
@@ -159,7 +171,13 @@ export function ending(run: RunResult, boundMs: number): string {
  * The run's request number `n` (1-based), which the API accepted. If there is none, the stage
  * fails and says why: the agent stopped before sending it (and how), or the API refused it.
  */
-export function accepted(agent: Agent, run: RunResult, n: number, asked: string, expected: string): RecordedRequest {
+export function accepted(
+  agent: Agent,
+  run: RunResult,
+  n: number,
+  asked: string,
+  expected: string,
+): RecordedRequest {
   const request = run.requests[n - 1];
   if (request?.refused) {
     const { status, message } = request.refused;
@@ -177,12 +195,17 @@ export function ended(agent: Agent, run: RunResult, asked: string, expected: str
   const refused = run.requests.find((r) => r.refused);
   if (refused) {
     const n = run.requests.indexOf(refused) + 1;
-    miss(asked, `sent request ${n}, which the API refuses: ${refused.refused!.status} ${refused.refused!.message}`, expected);
+    miss(
+      asked,
+      `sent request ${n}, which the API refuses: ` +
+        `${refused.refused!.status} ${refused.refused!.message}`,
+      expected,
+    );
   }
   if (run.timedOut || run.code !== 0) miss(asked, `${ending(run, agent.boundMs)}`, expected);
 }
 
-/** The text of a message's blocks of one type (`tool_result` blocks of the last user message…). */
+/** A message's blocks of one type (the `tool_result` blocks of the last user message, say). */
 export function blocks(message: any, type: string): any[] {
   if (!message || typeof message.content === 'string') return [];
   return (message.content as any[]).filter((b) => b?.type === type);
@@ -198,9 +221,14 @@ export function resultText(block: any): string {
 /** What a message holds, in one line: "user: tool_result(toolu_1), text". */
 export function shape(message: any): string {
   if (!message) return '(no message)';
-  if (typeof message.content === 'string') return `${message.role}: text ${brief(message.content, 60)}`;
+  if (typeof message.content === 'string')
+    return `${message.role}: text ${brief(message.content, 60)}`;
   const parts = (message.content as any[]).map((b) =>
-    b.type === 'tool_result' ? `tool_result(${b.tool_use_id})` : b.type === 'tool_use' ? `tool_use(${b.name}, ${b.id})` : b.type,
+    b.type === 'tool_result'
+      ? `tool_result(${b.tool_use_id})`
+      : b.type === 'tool_use'
+        ? `tool_use(${b.name}, ${b.id})`
+        : b.type,
   );
   return `${message.role}: ${parts.join(', ') || '(empty)'}`;
 }
