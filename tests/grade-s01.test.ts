@@ -51,7 +51,7 @@ stageTests('s01', stages, {
 // the line that threw it (describeError in shared/client.ts): the stage names that file and line.
 it('a TypeError in agentLoop fails stage 1 naming the file and line that threw it', async () => {
   const bug = '(messages as any).oops.id;';
-  const { code, remove } = mutate('s01', 'crash', [
+  const { code, remove } = mutate('s01', 'loop-crash', [
     ['code.ts', '  forgetThinking(messages); //', `  ${bug} //`],
   ]);
   try {
@@ -63,7 +63,7 @@ it('a TypeError in agentLoop fails stage 1 naming the file and line that threw i
     expect(stage).toBe(1);
     const did = (error as Miss).said.did;
     expect(did).toMatch(/crashed: TypeError: Cannot read properties of undefined \(reading 'id'\)/);
-    expect(did).toContain(`at .mutant-s01_agent_loop-crash/code.ts:${line}:`);
+    expect(did).toContain(`at .mutant-s01_agent_loop-loop-crash/code.ts:${line}:`);
   } finally {
     remove();
   }
