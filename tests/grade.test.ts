@@ -157,7 +157,7 @@ describe.concurrent('npm run grade on a reader’s code', () => {
       expect(error).toBeInstanceOf(Miss);
       const shown = explain(error, stages[0], false, 'npm run grade s01').join('\n');
       const stopped = 'was still running after 2 s, so the grader stopped it';
-      expect(shown).toContain(`did:      sent 0 requests, then ${stopped}`);
+      expect(shown).toContain(`did:      sent no request, then ${stopped}`);
     } finally {
       remove();
     }

@@ -1,13 +1,22 @@
 /**
  * s01's stages: the agent loop, in the order a builder takes it.
- * Scripted conversations are shared by key: the stages 2–4 read one run of four rounds.
+ *
+ * Two runs, each shared by several stages (a mutant of stage k costs the runs of stages 1–k):
+ *   'repl'   the REPL: a prompt answered with text alone · a prompt whose reply thinks and calls
+ *            bash, then answers · a third prompt · a fourth that the model answers with a tool
+ *            call every time (it gives up after 41).
+ *   'tools'  a -p run of four rounds: one call · three calls in one reply · a text and a call in a
+ *            reply that says end_turn (some compatible endpoints do) · the answer.
  */
-import { reply, text, thinking, toolUse } from '../../shared/fake-anthropic.ts';
+import { reply, text, thinking, toolUse, type Reply } from '../../shared/fake-anthropic.ts';
 import {
   accepted,
   blocks,
   brief,
+  crashIn,
   ended,
+  ending,
+  lastLines,
   miss,
   need,
   resultText,
@@ -19,20 +28,12 @@ import type { RunResult } from '../helpers/run-chapter.ts';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 
-const PROMPT = 'Say hello to the grader.';
-const ANSWER = 'Hello, grader.';
-
-/** One prompt, one reply of text alone. */
-const answer = (agent: Agent) =>
-  agent.run('answer', { args: ['-p', PROMPT], replies: [reply(text(ANSWER))] });
-
-// Four rounds: one call · three calls in one reply · a text and a call in a reply that says
-// end_turn (some compatible endpoints do) · the answer.
+const PROMPT = 'Run the commands.';
 const ONE = { command: 'echo stage-$((6*7))' };
 const THREE = ['first', 'second', 'third'];
 const tools = (agent: Agent) =>
   agent.run('tools', {
-    args: ['-p', 'Run the commands.'],
+    args: ['-p', PROMPT],
     replies: [
       reply(toolUse('bash', ONE, 'toolu_grade_one')),
       reply(
@@ -51,6 +52,74 @@ const tools = (agent: Agent) =>
     ],
   });
 
+// The REPL's prompts, and how many times the model calls a tool at the last before it gives up.
+const HELLO = 'Say hello to the grader.';
+const ANSWER = 'Hello, grader.';
+const FIRST = 'First prompt.';
+const SECOND = 'Second prompt.';
+const ENDLESS = 'Keep going.';
+const GIVE_UP_AFTER = 41;
+
+/** The text of the latest prompt typed: the last user message that is not only tool results. */
+function latestPrompt(messages: any[]): { text: string; at: number } {
+  for (let at = messages.length - 1; at >= 0; at--) {
+    const { content } = messages[at];
+    if (typeof content === 'string') return { text: content, at };
+    const typed = (content as any[]).find((b) => b?.type === 'text');
+    if (typed && !(content as any[]).some((b) => b?.type === 'tool_result')) {
+      return { text: typed.text, at };
+    }
+  }
+  return { text: '', at: -1 };
+}
+
+/** The scripted model of the REPL run: what it answers depends on the prompt it is at. */
+function replAnswer(body: any): Reply {
+  const { text: prompt, at } = latestPrompt(body.messages);
+  const rounds = body.messages.length - 1 - at; // messages since the prompt: two a round
+  if (prompt.includes(HELLO)) return reply(text(ANSWER));
+  if (prompt.includes(FIRST) && rounds === 0) {
+    return reply(
+      thinking('I will look first.'),
+      toolUse('bash', { command: 'echo looked' }, 'toolu_grade_think'),
+    );
+  }
+  if (prompt.includes(FIRST)) return reply(text('Looked.'));
+  if (prompt.includes(SECOND)) return reply(text('Second answer.'));
+  if (prompt.includes(ENDLESS) && rounds / 2 < GIVE_UP_AFTER) {
+    return reply(toolUse('bash', { command: 'true' }));
+  }
+  return reply(text('I give up.'));
+}
+
+const repl = (agent: Agent) =>
+  agent.repl('repl', [HELLO, FIRST, SECOND, ENDLESS, 'exit'], { respond: replAnswer });
+
+/** The requests of the REPL run sent for the prompt `typed`, with their numbers (1-based). */
+function requestsFor(run: RunResult, typed: string) {
+  return run.requests
+    .map((request, i) => ({ request, n: i + 1 }))
+    .filter(({ request }) => latestPrompt(request.body?.messages ?? []).text.includes(typed));
+}
+
+/** What the terminal showed after `typed` was typed, up to the next prompt. */
+function shownAfter(run: RunResult, typed: string): string | undefined {
+  const at = run.stdout.indexOf(typed);
+  if (at < 0) return undefined;
+  return run.stdout.slice(at + typed.length).split(/\n[^\s>][^\n>]*>+ /)[0];
+}
+
+/** Why no request came for a prompt: a crash, how the run ended, or what the terminal showed. */
+function noRequest(agent: Agent, run: RunResult, typed: string): string {
+  const shown = shownAfter(run, typed);
+  const crash = crashIn(shown ?? '');
+  if (crash) return `sent no request: it crashed: ${crash}`;
+  if (shown === undefined || run.timedOut || run.code !== 0) {
+    return `sent no request, then ${ending(run, agent.boundMs)}`;
+  }
+  return `sent no request; the terminal showed: ${lastLines(shown, 2)}`;
+}
+
 /** The last message of request `n`'s body. */
 const lastMessage = (run: RunResult, n: number) => run.requests[n - 1].body.messages.at(-1);
 
@@ -59,25 +128,19 @@ export const stages: Stage[] = [
     name: 'a prompt gets an answer',
     hint:
       'What does one call to client.messages.stream() need (model, max_tokens, messages), and ' +
-      'where does the text of its reply go once the stream ends?',
+      'where does the text of its reply go?',
     async check(agent) {
-      const asked = `-p "${PROMPT}"; the model answers "${ANSWER}" and calls no tool`;
-      const run = await answer(agent);
-      const first = accepted(agent, run, 1, asked, 'one request whose last message is the prompt');
-      const said = JSON.stringify(first.body.messages.at(-1) ?? null);
-      need(
-        said.includes(PROMPT),
-        asked,
-        `sent ${shape(first.body.messages.at(-1))}`,
-        'the prompt as the last user message',
-      );
-      ended(agent, run, asked, 'the answer on stdout, then exit code 0');
-      need(
-        run.stdout.includes(ANSWER),
-        asked,
-        `printed ${brief(run.stdout.trim() || '(nothing)')} on stdout`,
-        `"${ANSWER}" on stdout`,
-      );
+      const asked = `in the REPL, "${HELLO}"; the model answers "${ANSWER}" and calls no tool`;
+      const expected = `a request that ends with the prompt, then "${ANSWER}" shown`;
+      const run = await repl(agent);
+      const [first] = requestsFor(run, HELLO);
+      need(first, asked, noRequest(agent, run, HELLO), expected);
+      accepted(agent, run, first.n, asked, expected);
+      const last = first.request.body.messages.at(-1);
+      need(JSON.stringify(last).includes(HELLO), asked, `sent ${shape(last)}`, expected);
+      const answered = run.stdout.slice(run.stdout.indexOf(HELLO)).includes(ANSWER);
+      const shown = lastLines(shownAfter(run, HELLO) ?? '', 2);
+      need(answered, asked, `showed ${brief(shown)}`, expected);
     },
   },
   {
@@ -171,23 +234,21 @@ export const stages: Stage[] = [
     name: 'a model that never stops calling tools is stopped by a round bound',
     hint: 'What stops the loop if the model calls a tool in every reply, forever?',
     async check(agent) {
-      const asked = 'a model that calls bash (true) in every reply';
+      const asked = `in the REPL, "${ENDLESS}": a model that calls bash (true) in every reply`;
       const expected = 'the loop gives up by itself within 40 rounds (s01 stops after 30)';
       // After 41 calls the model gives up, so a loop without a bound ends too, and fails here.
-      const run = await agent.run('endless', {
-        args: ['-p', 'Keep going.'],
-        respond: (_body, { index }) =>
-          index < 41 ? reply(toolUse('bash', { command: 'true' })) : reply(text('I give up.')),
-      });
-      const refused = run.requests.find((r) => r.refused);
-      if (refused) accepted(agent, run, run.requests.indexOf(refused) + 1, asked, expected);
+      const run = await repl(agent);
+      const sent = requestsFor(run, ENDLESS);
+      const refused = sent.find(({ request }) => request.refused);
+      if (refused) accepted(agent, run, refused.n, asked, expected);
       need(!run.timedOut, asked, `was still running after ${agent.boundMs / 1000} s`, expected);
       need(
-        run.requests.length <= 40,
+        sent.length > 0,
         asked,
-        `called the model ${run.requests.length} times`,
+        `sent no request for it, then ${ending(run, agent.boundMs)}`,
         expected,
       );
+      need(sent.length <= 40, asked, `called the model ${sent.length} times for it`, expected);
     },
   },
   {
@@ -197,25 +258,22 @@ export const stages: Stage[] = [
       'request of the same turn send back, and what does a new prompt start without?',
     async check(agent) {
       const asked =
-        'in the REPL: a reply that thinks, then calls bash; the answer; then a second prompt';
-      const run = await agent.repl('thinking', ['First prompt.', 'Second prompt.', 'exit'], {
-        replies: [
-          reply(
-            thinking('I will look first.'),
-            toolUse('bash', { command: 'echo looked' }, 'toolu_grade_think'),
-          ),
-          reply(text('Looked.')),
-          reply(text('Second answer.')),
-        ],
-      });
+        `in the REPL, "${FIRST}": a reply that thinks, then calls bash; the answer; ` +
+        `then "${SECOND}"`;
+      const run = await repl(agent);
       const within =
         'the assistant message with the thinking blocks as they came, before the tool result';
-      const second = accepted(agent, run, 2, asked, within);
-      const latest = second.body.messages.at(-2);
+      const [, second] = requestsFor(run, FIRST);
+      const sentFirst = `sent ${requestsFor(run, FIRST).length} request(s) for the first prompt`;
+      need(second, asked, `${sentFirst}, then ${ending(run, agent.boundMs)}`, within);
+      accepted(agent, run, second.n, asked, within);
+      const latest = second.request.body.messages.at(-2);
       need(blocks(latest, 'thinking').length > 0, asked, `sent back ${shape(latest)}`, within);
       const next = 'the second prompt sent with no thinking blocks from the turn before';
-      const third = accepted(agent, run, 3, asked, next);
-      const kept = (third.body.messages as any[]).flatMap((m) => blocks(m, 'thinking'));
+      const [third] = requestsFor(run, SECOND);
+      need(third, asked, `sent no request for the second prompt`, next);
+      accepted(agent, run, third.n, asked, next);
+      const kept = (third.request.body.messages as any[]).flatMap((m) => blocks(m, 'thinking'));
       need(
         kept.length === 0,
         asked,

@@ -142,7 +142,12 @@ export function lastLines(text: string, n = 3): string {
  * at mine/s01_agent_loop/code.ts:57:11". Undefined when stderr holds no stack trace.
  */
 export function crashOf(run: RunResult): string | undefined {
-  const stderr = run.stderr;
+  // Under the REPL's terminal, stderr comes out with stdout.
+  return crashIn(`${run.stderr}\n${run.stdout}`);
+}
+
+/** The same, from a text that may hold a stack trace. */
+export function crashIn(stderr: string): string | undefined {
   const frame = /^\s+at (?:.*? \()?((?:[^\s():]+\/)*[^\s():]+\.ts):(\d+)(?::(\d+))?\)?$/m;
   const frames = stderr.split('\n').filter((line) => frame.test(line));
   if (frames.length === 0) return undefined;
@@ -163,7 +168,8 @@ export function ending(run: RunResult, boundMs: number): string {
   if (run.timedOut) return `was still running after ${boundMs / 1000} s, so the grader stopped it`;
   const crash = run.code !== 0 ? crashOf(run) : undefined;
   if (crash) return `crashed: ${crash}`;
-  const stderr = run.code === 0 ? '' : `; its last lines on stderr: ${lastLines(run.stderr)}`;
+  const said = lastLines(run.stderr || run.stdout);
+  const stderr = run.code === 0 ? '' : `; its last lines on stderr: ${said}`;
   return `exited with code ${run.code}${stderr}`;
 }
 
