@@ -22,7 +22,7 @@ import { describe, expect, it } from 'vitest';
 import { explain, gradeArgs } from '../scripts/grade.ts';
 import { BUNDLE_DIR } from './helpers/bundle.ts';
 import { firstMiss, fixture, mutate, type Edit } from './helpers/grading.ts';
-import { REPO } from './helpers/run-chapter.ts';
+import { NODE_FLAGS, REPO } from './helpers/run-chapter.ts';
 import { Agent, Miss, type Stage } from './stages/stage.ts';
 import { stages } from './stages/s01.ts';
 
@@ -170,7 +170,7 @@ async function grade(args: string[]): Promise<{ status: number | null; output: s
   if (process.env.TMPDIR) env.TMPDIR = process.env.TMPDIR; // the suite's (global-setup.ts)
   if (process.env.LAH_RUN_LOG) env.LAH_RUN_LOG = process.env.LAH_RUN_LOG; // its chapter runs count
   const options = { cwd: REPO, env, timeout: 60_000, killSignal: 'SIGKILL' as const };
-  const command = [process.execPath, '--liftoff-only', await gradeBundle(), ...args];
+  const command = [process.execPath, ...NODE_FLAGS, await gradeBundle(), ...args];
   return new Promise((done) => {
     execFile(command[0], command.slice(1), options, (error, stdout, stderr) => {
       const status = error ? (typeof error.code === 'number' ? error.code : null) : 0;

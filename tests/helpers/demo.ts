@@ -16,6 +16,7 @@ import { build } from 'esbuild';
 import { chapterCode, chapterFolder, REPO } from '../../scripts/chapters.ts';
 import { testCommand } from '../../shared/offline/looking.ts';
 import { BUNDLE_DIR, bundleChapter } from './bundle.ts';
+import { NODE_FLAGS } from './run-chapter.ts';
 
 export const DEMO = join(REPO, 'demo');
 
@@ -85,7 +86,7 @@ export async function runDemo(
     const chapter = code && (opts.stub ? stubChapter() : await bundleChapter(code));
     const bundles = code ? { [code]: chapter } : {};
     Object.assign(all, { LAH_DEMO_BUNDLES: JSON.stringify(bundles) });
-    command = [process.execPath, '--liftoff-only', await demoBundle()];
+    command = [process.execPath, ...NODE_FLAGS, await demoBundle()];
   }
   const options = { cwd: REPO, env: all, timeout: 60_000, killSignal: 'SIGKILL' as const };
   return new Promise((done) => {

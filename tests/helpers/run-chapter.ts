@@ -41,12 +41,12 @@ export const TEST_MODEL = 'claude-sonnet-5-5';
 // an idle machine, and still before it with other work holding both cores (tests must pass there).
 const DEFAULT_TIMEOUT_MS = 60_000;
 /**
- * How node runs a bundle. Node's fetch parses HTTP with a WebAssembly module (undici's llhttp), and
- * V8 recompiles it with its optimising compiler on a background thread that node waits for before it
- * exits: about 0.1 CPU-s and 0.15 s a run, for code that has finished. `--liftoff-only` keeps the
- * baseline compiler's code, which does the same. (Runs through tsx keep node's defaults.)
+ * How node runs a bundle: with V8's `--liftoff-only`, set by a preload once node's own modules are
+ * loaded, which saves the WebAssembly's recompiling at exit without losing node's code cache
+ * (liftoff.mjs says why). (Runs through tsx keep node's defaults.)
  */
-const NODE_FLAGS = ['--liftoff-only'];
+const LIFTOFF = pathToFileURL(join(dirname(fileURLToPath(import.meta.url)), 'liftoff.mjs')).href;
+export const NODE_FLAGS = [`--import=${LIFTOFF}`];
 const TSX_TMPDIR = join(dirname(BUNDLE_DIR), 'lah-tsx');
 
 export interface RunOptions {
