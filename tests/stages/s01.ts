@@ -1,12 +1,15 @@
 /**
  * s01's stages: the agent loop, in the order a builder takes it.
  *
- * Two runs, each shared by several stages (a mutant of stage k costs the runs of stages 1–k):
- *   'repl'   the REPL: a prompt answered with text alone · a prompt whose reply thinks and calls
- *            bash, then answers · a third prompt · a fourth that the model answers with a tool
- *            call every time (it gives up after 41).
- *   'tools'  a -p run of four rounds: one call · three calls in one reply · a text and a call in a
- *            reply that says end_turn (some compatible endpoints do) · the answer.
+ * One run of the REPL, which every stage reads (so a mutant of any stage costs one run), with five
+ * prompts, each its own turn:
+ *   1 a prompt answered with text alone (stage 1);
+ *   2 four rounds: one call · three calls in one reply · a text and a call in a reply that says
+ *     end_turn (some compatible endpoints do) · the answer (stages 2–4);
+ *   3 a reply that thinks and calls bash, then the answer · 4 a prompt answered at once (stage 6);
+ *   5 a model that calls a tool in every reply; it gives up after 41 (stage 5).
+ * The scripted model answers by the prompt it is at and the rounds since, so a stage that fails
+ * leaves the prompts after it to be answered as scripted.
  */
 import { reply, text, thinking, toolUse, type Reply } from '../../shared/fake-anthropic.ts';
 import {
@@ -14,7 +17,6 @@ import {
   blocks,
   brief,
   crashIn,
-  ended,
   ending,
   lastLines,
   miss,
@@ -28,33 +30,13 @@ import type { RunResult } from '../helpers/run-chapter.ts';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 
-const PROMPT = 'Run the commands.';
-const ONE = { command: 'echo stage-$((6*7))' };
-const THREE = ['first', 'second', 'third'];
-const tools = (agent: Agent) =>
-  agent.run('tools', {
-    args: ['-p', PROMPT],
-    replies: [
-      reply(toolUse('bash', ONE, 'toolu_grade_one')),
-      reply(
-        ...THREE.map((word, i) =>
-          toolUse('bash', { command: `echo ${word}` }, `toolu_grade_${i + 1}`),
-        ),
-      ),
-      {
-        content: [
-          text('One more.'),
-          toolUse('bash', { command: 'echo late > late.txt' }, 'toolu_grade_late'),
-        ],
-        stop_reason: 'end_turn',
-      },
-      reply(text('All done, grader.')),
-    ],
-  });
-
 // The REPL's prompts, and how many times the model calls a tool at the last before it gives up.
 const HELLO = 'Say hello to the grader.';
 const ANSWER = 'Hello, grader.';
+const PROMPT = 'Run the commands.';
+const ONE = { command: 'echo stage-$((6*7))' };
+const THREE = ['first', 'second', 'third'];
+const LATE = 'echo late >late.txt';
 const FIRST = 'First prompt.';
 const SECOND = 'Second prompt.';
 const ENDLESS = 'Keep going.';
@@ -63,7 +45,8 @@ const GIVE_UP_AFTER = 41;
 /** The text of the latest prompt typed: the last user message that is not only tool results. */
 function latestPrompt(messages: any[]): { text: string; at: number } {
   for (let at = messages.length - 1; at >= 0; at--) {
-    const { content } = messages[at];
+    const { role, content } = messages[at];
+    if (role !== 'user') continue;
     if (typeof content === 'string') return { text: content, at };
     const typed = (content as any[]).find((b) => b?.type === 'text');
     if (typed && !(content as any[]).some((b) => b?.type === 'tool_result')) {
@@ -78,6 +61,21 @@ function replAnswer(body: any): Reply {
   const { text: prompt, at } = latestPrompt(body.messages);
   const rounds = body.messages.length - 1 - at; // messages since the prompt: two a round
   if (prompt.includes(HELLO)) return reply(text(ANSWER));
+  if (prompt.includes(PROMPT)) {
+    const round = rounds / 2;
+    if (round === 0) return reply(toolUse('bash', ONE, 'toolu_grade_one'));
+    if (round === 1) {
+      const calls = THREE.map((word, i) =>
+        toolUse('bash', { command: `echo ${word}` }, `toolu_grade_${i + 1}`),
+      );
+      return reply(...calls);
+    }
+    if (round === 2) {
+      const late = toolUse('bash', { command: LATE }, 'toolu_grade_late');
+      return { content: [text('One more.'), late], stop_reason: 'end_turn' };
+    }
+    return reply(text('All done, grader.'));
+  }
   if (prompt.includes(FIRST) && rounds === 0) {
     return reply(
       thinking('I will look first.'),
@@ -93,7 +91,7 @@ function replAnswer(body: any): Reply {
 }
 
 const repl = (agent: Agent) =>
-  agent.repl('repl', [HELLO, FIRST, SECOND, ENDLESS, 'exit'], { respond: replAnswer });
+  agent.repl('repl', [HELLO, PROMPT, FIRST, SECOND, ENDLESS, 'exit'], { respond: replAnswer });
 
 /** The requests of the REPL run sent for the prompt `typed`, with their numbers (1-based). */
 function requestsFor(run: RunResult, typed: string) {
@@ -120,8 +118,32 @@ function noRequest(agent: Agent, run: RunResult, typed: string): string {
   return `sent no request; the terminal showed: ${lastLines(shown, 2)}`;
 }
 
-/** The last message of request `n`'s body. */
-const lastMessage = (run: RunResult, n: number) => run.requests[n - 1].body.messages.at(-1);
+/**
+ * Request `i` (1-based) of those sent for the prompt `typed`, which the API accepted; if there is
+ * none, the stage fails and says why.
+ */
+function nth(
+  agent: Agent,
+  run: RunResult,
+  typed: string,
+  i: number,
+  asked: string,
+  expected: string,
+) {
+  const sent = requestsFor(run, typed);
+  const found = sent[i - 1];
+  if (!found) {
+    const why = sent.length
+      ? `sent ${sent.length} request(s) for it`
+      : noRequest(agent, run, typed);
+    miss(asked, `${why}, then ${ending(run, agent.boundMs)}`, expected);
+  }
+  accepted(agent, run, found.n, asked, expected);
+  return found.request;
+}
+
+/** The last message of a request's body. */
+const lastOf = (request: any) => request.body.messages.at(-1);
 
 export const stages: Stage[] = [
   {
@@ -151,11 +173,11 @@ export const stages: Stage[] = [
     async check(agent) {
       const asked = `the model called bash ${brief(ONE)} (id toolu_grade_one)`;
       const expected = 'a user message with a tool_result for toolu_grade_one holding "stage-42"';
-      const run = await tools(agent);
-      accepted(agent, run, 2, asked, expected);
-      const results = blocks(lastMessage(run, 2), 'tool_result');
+      const run = await repl(agent);
+      const second = nth(agent, run, PROMPT, 2, asked, expected);
+      const results = blocks(lastOf(second), 'tool_result');
       const result = results.find((b) => b.tool_use_id === 'toolu_grade_one');
-      need(result, asked, `sent ${shape(lastMessage(run, 2))}`, expected);
+      need(result, asked, `sent ${shape(lastOf(second))}`, expected);
       need(
         resultText(result).includes('stage-42'),
         asked,
@@ -173,14 +195,14 @@ export const stages: Stage[] = [
       const asked = 'one reply with three bash calls: echo first, echo second, echo third';
       const expected =
         'one user message: tool_result ×3 for toolu_grade_1, _2, _3 with first, second, third';
-      const run = await tools(agent);
-      accepted(agent, run, 3, asked, expected);
-      const results = blocks(lastMessage(run, 3), 'tool_result');
+      const run = await repl(agent);
+      const third = nth(agent, run, PROMPT, 3, asked, expected);
+      const results = blocks(lastOf(third), 'tool_result');
       const ids = results.map((b) => b.tool_use_id).join(', ');
       need(
         ids === 'toolu_grade_1, toolu_grade_2, toolu_grade_3',
         asked,
-        `sent ${shape(lastMessage(run, 3))}`,
+        `sent ${shape(lastOf(third))}`,
         expected,
       );
       const texts = results.map(resultText);
@@ -199,34 +221,30 @@ export const stages: Stage[] = [
       'in the reply itself tells the loop whether to go round again?',
     async check(agent) {
       const asked =
-        'a reply of text and a bash call (echo late > late.txt) that says end_turn, then an answer';
-      const run = await tools(agent);
+        `in "${PROMPT}": a reply of text and a bash call (${LATE}) that says end_turn, ` +
+        'then an answer';
+      const run = await repl(agent);
       const file = join(run.workspace, 'late.txt');
       const wrote = existsSync(file) ? readFileSync(file, 'utf8').trim() : undefined;
+      const sent = requestsFor(run, PROMPT);
       if (wrote !== 'late') {
-        const did =
-          run.requests.length < 4
-            ? `sent ${run.requests.length} requests; late.txt was not written`
-            : 'did not write late.txt';
+        const did = `sent ${sent.length} request(s) for it; late.txt was not written`;
         miss(
           asked,
           did,
           'the call run (late.txt holds "late"), its result sent, the loop going on',
         );
       }
-      accepted(agent, run, 4, asked, 'a fourth request with the result of the late call');
+      nth(agent, run, PROMPT, 4, asked, 'a fourth request with the result of the late call');
+      const four = 'no request after the answer: 4 for this prompt in all';
+      need(sent.length === 4, asked, `sent ${sent.length} requests for it`, four);
+      const shown = shownAfter(run, PROMPT) ?? '';
+      const answer = 'the answer shown, then the next prompt';
       need(
-        run.requests.length === 4,
+        shown.includes('All done, grader.'),
         asked,
-        `sent ${run.requests.length} requests`,
-        'no request after the answer: 4 in all',
-      );
-      ended(agent, run, asked, 'the answer on stdout, then exit code 0');
-      need(
-        run.stdout.includes('All done, grader.'),
-        asked,
-        `printed ${brief(run.stdout.trim())}`,
-        'the final answer on stdout',
+        `showed ${brief(lastLines(shown, 2))}`,
+        answer,
       );
     },
   },
