@@ -42,7 +42,7 @@ const NODE_MODULES = join(REPO, 'node_modules');
 const REAL_NODE_MODULES = existsSync(NODE_MODULES) ? realpathSync(NODE_MODULES) : NODE_MODULES;
 export const BUNDLE_DIR = join(REAL_NODE_MODULES, '.cache/lah-bundles');
 // Bump when the build options below change: old bundles must not be reused.
-const RECIPE = `lah-bundle-4 esbuild ${esbuildVersion}`;
+const RECIPE = `lah-bundle-5 esbuild ${esbuildVersion}`;
 // Every package is bundled: none runs files it finds next to its own, loads a native addon or
 // requires a computed name (checked). fdir's optional `createRequire(import.meta.url)('picomatch')`
 // finds it from the bundle's folder, inside node_modules, and loads a second copy there: ~4 ms a
@@ -174,7 +174,8 @@ async function buildBundle(entry: string, manifest: string): Promise<string> {
   const bundle = join(BUNDLE_DIR, `${key}.mjs`);
   if (!existsSync(bundle)) {
     const output = (suffix: string) => result.outputFiles.find((f) => f.path.endsWith(suffix))!.contents;
-    writeAtomic(`${bundle}.map`, output('.js.map')); // first: whoever sees the bundle may need its map
+    // First: whoever sees the bundle may need its map.
+    writeAtomic(`${bundle}.map`, repoRelative(output('.js.map')));
     writeAtomic(bundle, output('.js'));
     prune();
   }
@@ -210,6 +211,18 @@ function prune() {
   }
 }
 
+/**
+ * A source map whose sources are named relative to the repo (`s01_agent_loop/code.ts`), not to
+ * the bundle's folder as esbuild names them. A bundle is keyed by the repo-relative names of its
+ * inputs, so another copy of the repo that shares node_modules (npm run test:solved's, a worktree)
+ * reuses it: its map must not point into the copy that built it.
+ */
+function repoRelative(map: Uint8Array): string {
+  const json = JSON.parse(Buffer.from(map).toString('utf8'));
+  json.sources = json.sources.map((s: string) => relative(REPO, resolve(BUNDLE_DIR, s)));
+  return JSON.stringify(json);
+}
+
 const maps = new Map<string, SourceMap | undefined>();
 /** `lah-bundles/<hash>.mjs:LINE:COL` as node prints it in a stack trace (the column is absent on some lines). */
 const BUNDLE_POSITION = /(?:file:\/\/)?[^\s()'"]*\/lah-bundles\/([0-9a-f]{24})\.mjs:(\d+)(?::(\d+))?/g;
@@ -226,8 +239,8 @@ export function originalPositions(text: string): string {
     }
     const entry = maps.get(key)?.findEntry(Number(line) - 1, Number(column ?? 1) - 1);
     if (!entry || !('originalSource' in entry)) return found;
-    // Sources are named relative to the map's folder; name them relative to the repo, as esbuild's errors do.
-    const source = relative(REPO, resolve(BUNDLE_DIR, entry.originalSource));
+    // Sources are named relative to the repo (repoRelative), as esbuild's errors name them.
+    const source = entry.originalSource;
     return `${source}:${entry.originalLine + 1}${column === undefined ? '' : `:${entry.originalColumn + 1}`}`;
   });
 }

@@ -15,8 +15,7 @@
  * Runs are shared: `agent.run('tools', opts)` runs once per key, so the stages that read one
  * scripted conversation (several calls in a reply, say) cost one process between them.
  */
-import { existsSync } from 'node:fs';
-import { relative } from 'node:path';
+import { isAbsolute, relative } from 'node:path';
 import {
   REPO,
   runChapter,
@@ -148,7 +147,7 @@ export function crashOf(run: RunResult): string | undefined {
 
 /** The same, from a text that may hold a stack trace. */
 export function crashIn(stderr: string): string | undefined {
-  const frame = /^\s+at (?:.*? \()?((?:[^\s():]+\/)*[^\s():]+\.ts):(\d+)(?::(\d+))?\)?$/m;
+  const frame = /^\s+at (?:.*? \()?(?:file:\/\/)?((?:[^\s():]+\/)*[^\s():]+\.ts):(\d+)(?::(\d+))?\)?$/m;
   const frames = stderr.split('\n').filter((line) => frame.test(line));
   if (frames.length === 0) return undefined;
   // The first frame in a file outside shared/ and node_modules: the reader's own code.
@@ -158,7 +157,8 @@ export function crashIn(stderr: string): string | undefined {
   const error = lines.find((l) =>
     /^(?:Uncaught )?[A-Z]\w*(?:Error|Exception)\b.*|^Error\b/.test(l.trim()),
   );
-  const path = relative(REPO, existsSync(file) ? file : `${REPO}/${file}`);
+  // A bundle's positions come back relative to the repo (originalPositions); tsx names the file.
+  const path = isAbsolute(file) ? relative(REPO, file) : file;
   const where = `${path}:${line}${column ? `:${column}` : ''}`;
   return `${(error ?? 'an error').trim()}, at ${where}`;
 }
