@@ -9,6 +9,7 @@
  * - a chapter imports only its own folder and ../shared/;
  * - no module-level `let` or `var`; no line over 100 characters; code.ts at most 300 lines (s01's
  *   170), every other file 400, the shared runtime 465 in all (`npm run lines` shows the sizes);
+ * - outside the chapter folders, no code file over 600 lines (`npm run lines -- --check` too);
  * - a README with the table of those sizes (between <!-- lines:start --> and <!-- lines:end -->)
  *   shows them as they are.
  *
@@ -23,7 +24,7 @@ import { describe, expect, it } from 'vitest';
 import { linesTable, READMES, tableInReadme } from '../scripts/lines.ts';
 import { maintainerSkip } from './helpers/committed.ts';
 import { chapterFolders, checkFileList, checkImports, checkModuleState } from './helpers/layout.ts';
-import { checkRuntime, checkSizes } from './helpers/layout.ts';
+import { checkOtherFiles, checkRuntime, checkSizes } from './helpers/layout.ts';
 import { REPO } from './helpers/run-chapter.ts';
 
 const chapters = chapterFolders(REPO);
@@ -67,6 +68,10 @@ describe.each(chapters.map((chapter, i) => [chapter, chapters[i - 1]] as const))
 
 it('the shared runtime (shared/, fake API and offline model aside) is at most 465 lines', () => {
   expectNone(checkRuntime(REPO));
+});
+
+it('no code file outside the chapters (shared/, tests/, scripts/, …) is over 600 lines', () => {
+  expectNone(checkOtherFiles(REPO));
 });
 
 describe.each(READMES)('%s', (name) => {
