@@ -52,3 +52,5 @@ export { startFakeAnthropic, replayCuts } from './fake/server.ts';
 // For tests that check many conversations, or a body's JSON, without a server round trip.
 export { checkMessages, surrogateError } from './fake/validation.ts';
 export { estimateTokens } from './fake/tokens.ts';
+// Text with its control characters shown as escapes (the offline model's replies use it too).
+export { showControls } from './fake/thinking.ts';

@@ -18,7 +18,7 @@
  * for the copies, the previous chapter's) have uncommitted changes it is skipped, with a note;
  * `CI=1` forces it.
  */
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { linesTable, READMES, tableInReadme } from '../scripts/lines.ts';
@@ -72,6 +72,14 @@ it('the shared runtime (shared/, fake API and offline model aside) is at most 46
 
 it('no code file outside the chapters (shared/, tests/, scripts/, …) is over 600 lines', () => {
   expectNone(checkOtherFiles(REPO));
+});
+
+it('the fake API depends on no file of the offline model (which is built on it)', () => {
+  const parts = readdirSync(join(REPO, 'shared', 'fake')).map((f) => `fake/${f}`);
+  const fake = ['fake-anthropic.ts', ...parts];
+  const offline = /from '(?:\.\.?\/)+(?:offline|offline-model)[/.][^']*'/;
+  const wrong = fake.filter((f) => offline.test(readFileSync(join(REPO, 'shared', f), 'utf8')));
+  expect(wrong, 'these import from shared/offline* ').toEqual([]);
 });
 
 describe.each(READMES)('%s', (name) => {

@@ -4,12 +4,25 @@
  * request sends back.
  */
 import { createHash, createHmac } from 'node:crypto';
-import { showControls } from '../offline/reply.ts';
 import { head } from '../text.ts';
 import { canonical } from './caching.ts';
 import { bad, blocksOf, isObject } from './refusal.ts';
 import type { ReplyBlock } from './script.ts';
 import { withoutMarker } from './tokens.ts';
+
+// What a terminal acts on: C0 but tab and newline, DEL, and C1 (U+009B alone starts a sequence).
+const CONTROL = /[\x00-\x08\x0b-\x1f\x7f-\x9f]/g;
+
+/**
+ * Text with its control characters shown as escapes: `ESC]0;title BEL` → `\x1b]0;title\x07`.
+ * The model echoes file contents, file names, test output and your prompt, and a terminal would
+ * act on the escapes in them: retitle the window, clear the screen, write the clipboard. A line
+ * ending \r\n is a plain \n; a lone \r (which writes over the line) is shown.
+ */
+export const showControls = (text: string): string =>
+  text.replace(/\r\n/g, '\n').replace(CONTROL, (c) => {
+    return `\\x${c.charCodeAt(0).toString(16).padStart(2, '0')}`;
+  });
 
 // The 5.x models think when the request has no `thinking` field (adaptive thinking), and a reply
 // carries `thinking` blocks: one first (its reasoning), one just before a tool call (a progress

@@ -4,7 +4,7 @@
  * pieces at a pace a reader can follow. OFFLINE_PACE_MS is about how long one reply takes
  * (default 1000; 0: as fast as it can).
  */
-import type { MessageReply, ReplyBlock } from '../fake-anthropic.ts';
+import { showControls, type MessageReply, type ReplyBlock } from '../fake-anthropic.ts';
 import { head } from '../text.ts';
 
 const DEFAULT_PACE_MS = 1000;
@@ -28,20 +28,6 @@ export const clip = (text: string, n: number) => (text.length > n ? `${head(text
 
 /** A plain answer, at once: the command language and what the model cannot do. */
 export const say = (text: string): MessageReply => ({ content: [{ type: 'text', text }] });
-
-// What a terminal acts on: C0 but tab and newline, DEL, and C1 (U+009B alone starts a sequence).
-const CONTROL = /[\x00-\x08\x0b-\x1f\x7f-\x9f]/g;
-
-/**
- * Text with its control characters shown as escapes: `ESC]0;title BEL` → `\x1b]0;title\x07`.
- * The model echoes file contents, file names, test output and your prompt, and a terminal would
- * act on the escapes in them: retitle the window, clear the screen, write the clipboard. A line
- * ending \r\n is a plain \n; a lone \r (which writes over the line) is shown.
- */
-export const showControls = (text: string): string =>
-  text.replace(/\r\n/g, '\n').replace(CONTROL, (c) => {
-    return `\\x${c.charCodeAt(0).toString(16).padStart(2, '0')}`;
-  });
 
 /** The reply with every text and thinking block shown safe (the model writes no controls). */
 export function showSafely(reply: MessageReply): MessageReply {
