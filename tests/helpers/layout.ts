@@ -310,11 +310,15 @@ export function checkRuntime(root: string): string[] {
 // package-lock.json) have limits of their own, or none.
 const CODE = /\.(?:ts|js|mjs|cjs|css|sh)$/;
 
-/** The code files outside the chapter folders, node_modules/ and dotfolders: paths from `root`. */
+/**
+ * The code files outside the chapter folders, node_modules/ and dotfolders: paths from `root`.
+ * Not mine/ either: a reader's own build (npm run begin) is theirs, whatever its size.
+ */
 export function filesOutsideChapters(root: string, under = ''): string[] {
   return readdirSync(join(root, under), { withFileTypes: true }).flatMap((entry) => {
     const path = posix.join(under, entry.name);
     if (entry.name.startsWith('.') || entry.name === 'node_modules') return [];
+    if (under === '' && entry.name === 'mine') return [];
     if (under === '' && /^s\d\d_/.test(entry.name)) return []; // a chapter: its own limits
     if (entry.isDirectory()) return filesOutsideChapters(root, path);
     return entry.isFile() && CODE.test(entry.name) ? [path] : [];
