@@ -35,12 +35,12 @@ stageTests('s01', stages, {
       ],
     },
     {
-      stage: 5,
+      stage: 6,
       does: 'has no round bound',
       edits: [['code.ts', 'round <= MAX_ROUNDS;', 'round <= MAX_ROUNDS * 100;']],
     },
     {
-      stage: 6,
+      stage: 5,
       does: 'keeps the thinking of earlier turns',
       edits: [['code.ts', '  forgetThinking(messages); //', '  // forgetThinking(messages); //']],
     },

@@ -1,13 +1,13 @@
 /**
  * s01's stages: the agent loop, in the order a builder takes it.
  *
- * One run of the REPL, which every stage reads (so a mutant of any stage costs one run), with five
- * prompts, each its own turn:
- *   1 a prompt answered with text alone (stage 1);
- *   2 four rounds: one call · three calls in one reply · a text and a call in a reply that says
- *     end_turn (some compatible endpoints do) · the answer (stages 2–4);
- *   3 a reply that thinks and calls bash, then the answer · 4 a prompt answered at once (stage 6);
- *   5 a model that calls a tool in every reply; it gives up after 41 (stage 5).
+ * Two runs (a mutant of stage k costs the runs of stages 1–k, so the long one comes last):
+ *   'repl'   the REPL, four prompts, each its own turn: 1 a prompt answered with text alone
+ *            (stage 1) · 2 four rounds: one call · three calls in one reply · a text and a call
+ *            in a reply that says end_turn (some compatible endpoints do) · the answer (2–4) ·
+ *            3 a reply that thinks and calls bash, then the answer · 4 a prompt answered at once
+ *            (stage 5);
+ *   'endless' a -p run where the model calls a tool in every reply; it gives up after 41 (6).
  * The scripted model answers by the prompt it is at and the rounds since, so a stage that fails
  * leaves the prompts after it to be answered as scripted.
  */
@@ -84,14 +84,21 @@ function replAnswer(body: any): Reply {
   }
   if (prompt.includes(FIRST)) return reply(text('Looked.'));
   if (prompt.includes(SECOND)) return reply(text('Second answer.'));
-  if (prompt.includes(ENDLESS) && rounds / 2 < GIVE_UP_AFTER) {
-    return reply(toolUse('bash', { command: 'true' }));
-  }
   return reply(text('I give up.'));
 }
 
 const repl = (agent: Agent) =>
-  agent.repl('repl', [HELLO, PROMPT, FIRST, SECOND, ENDLESS, 'exit'], { respond: replAnswer });
+  agent.repl('repl', [HELLO, PROMPT, FIRST, SECOND, 'exit'], { respond: replAnswer });
+
+/** A -p run where the model calls a tool in every reply, until it gives up after 41. */
+const endless = (agent: Agent) =>
+  agent.run('endless', {
+    args: ['-p', ENDLESS],
+    respond: (_body, { index }) =>
+      index < GIVE_UP_AFTER
+        ? reply(toolUse('bash', { command: 'true' }))
+        : reply(text('I give up.')),
+  });
 
 /** The requests of the REPL run sent for the prompt `typed`, with their numbers (1-based). */
 function requestsFor(run: RunResult, typed: string) {
@@ -249,27 +256,6 @@ export const stages: Stage[] = [
     },
   },
   {
-    name: 'a model that never stops calling tools is stopped by a round bound',
-    hint: 'What stops the loop if the model calls a tool in every reply, forever?',
-    async check(agent) {
-      const asked = `in the REPL, "${ENDLESS}": a model that calls bash (true) in every reply`;
-      const expected = 'the loop gives up by itself within 40 rounds (s01 stops after 30)';
-      // After 41 calls the model gives up, so a loop without a bound ends too, and fails here.
-      const run = await repl(agent);
-      const sent = requestsFor(run, ENDLESS);
-      const refused = sent.find(({ request }) => request.refused);
-      if (refused) accepted(agent, run, refused.n, asked, expected);
-      need(!run.timedOut, asked, `was still running after ${agent.boundMs / 1000} s`, expected);
-      need(
-        sent.length > 0,
-        asked,
-        `sent no request for it, then ${ending(run, agent.boundMs)}`,
-        expected,
-      );
-      need(sent.length <= 40, asked, `called the model ${sent.length} times for it`, expected);
-    },
-  },
-  {
     name: 'thinking goes back within a turn, and is dropped at the next',
     hint:
       'A reply’s thinking blocks are signed and bound to the conversation. What must the next ' +
@@ -298,6 +284,27 @@ export const stages: Stage[] = [
         `sent ${kept.length} thinking block(s) with the second prompt`,
         next,
       );
+    },
+  },
+  {
+    name: 'a model that never stops calling tools is stopped by a round bound',
+    hint: 'What stops the loop if the model calls a tool in every reply, forever?',
+    async check(agent) {
+      const asked = `-p "${ENDLESS}": a model that calls bash (true) in every reply`;
+      const expected = 'the loop gives up by itself within 40 rounds (s01 stops after 30)';
+      // After 41 calls the model gives up, so a loop without a bound ends too, and fails here.
+      const run = await endless(agent);
+      const sent = run.requests.map((request, i) => ({ request, n: i + 1 }));
+      const refused = sent.find(({ request }) => request.refused);
+      if (refused) accepted(agent, run, refused.n, asked, expected);
+      need(!run.timedOut, asked, `was still running after ${agent.boundMs / 1000} s`, expected);
+      need(
+        sent.length > 0,
+        asked,
+        `sent no request for it, then ${ending(run, agent.boundMs)}`,
+        expected,
+      );
+      need(sent.length <= 40, asked, `called the model ${sent.length} times for it`, expected);
     },
   },
 ];
