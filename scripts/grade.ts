@@ -114,6 +114,17 @@ async function main(): Promise<void> {
     process.exit(1);
   }
 
+  // Ctrl+C while a stage runs: the agent runs in a process group of its own, which the terminal's
+  // Ctrl+C does not reach, so stop it (and what it started) before leaving, or it stays behind.
+  const codes = { SIGINT: 130, SIGTERM: 143, SIGHUP: 129 } as const;
+  for (const [signal, exit] of Object.entries(codes)) {
+    process.on(signal, () => {
+      cleanupTemp();
+      console.log('\nStopped: no stage left running.');
+      process.exit(exit);
+    });
+  }
+
   const stages = await loadStages(chapter);
   const agent = new Agent(chapter, code);
   console.log(`Grading ${shown} with the ${stages.length} stages of ${chapterFolder(chapter)}\n`);

@@ -6,17 +6,20 @@
  * Where a test is about what `npm run grade` prints, it runs the CLI as a subprocess, from a
  * bundle under node (see gradeBundle): the tsx CLI would cost about a CPU-second a start.
  */
-import { execFile } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import {
   existsSync,
   mkdirSync,
+  mkdtempSync,
   readFileSync,
   renameSync,
   utimesSync,
   writeFileSync,
 } from 'node:fs';
-import { join, relative } from 'node:path';
+import { tmpdir } from 'node:os';
+import { dirname, join, relative } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { build } from 'esbuild';
 import { describe, expect, it } from 'vitest';
 import { explain, gradeArgs } from '../scripts/grade.ts';
@@ -159,6 +162,50 @@ describe.concurrent('npm run grade on a reader’s code', () => {
       const stopped = 'was still running after 2 s, so the grader stopped it';
       expect(shown).toContain(`did:      sent no request, then ${stopped}`);
     } finally {
+      remove();
+    }
+  });
+});
+
+describe('npm run grade, stopped with Ctrl+C', () => {
+  it('leaves no agent running: its process group is killed before the grader exits', async () => {
+    // The agent hangs, after writing its pid where the test can read it.
+    const pidFile = join(mkdtempSync(join(tmpdir(), 'lah-grade-int-')), 'pid');
+    const first = 'forgetThinking(messages); //';
+    const path = JSON.stringify(pidFile);
+    const write = `(await import('node:fs')).writeFileSync(${path}, String(process.pid));`;
+    const hang = `${write}\n  await new Promise(() => setInterval(() => {}, 60_000));\n  ${first}`;
+    const { code, remove } = mutate('s01', 'ctrl-c', [['code.ts', first, hang]]);
+    const command = [...NODE_FLAGS, await gradeBundle(), 's01', relative(REPO, dirname(code))];
+    const env = { PATH: process.env.PATH!, NO_COLOR: '1', TMPDIR: process.env.TMPDIR ?? tmpdir() };
+    const grader = spawn(process.execPath, command, { cwd: REPO, env, stdio: 'ignore' });
+    const exited = new Promise<number | null>((done) => grader.on('exit', done));
+    let pid = 0;
+    try {
+      for (let i = 0; i < 600 && !existsSync(pidFile); i++) await sleep(50); // the agent started
+      pid = Number(readFileSync(pidFile, 'utf8'));
+      grader.kill('SIGINT');
+      expect(await exited, 'Ctrl+C ends the grader with 130').toBe(130);
+      const alive = () => {
+        try {
+          process.kill(pid, 0);
+          return true;
+        } catch {
+          return false;
+        }
+      };
+      for (let i = 0; i < 40 && alive(); i++) await sleep(50); // reaped once its parent is gone
+      const left = `the agent (pid ${pid}) is still running after the grader exited`;
+      expect(alive(), left).toBe(false);
+    } finally {
+      if (pid) {
+        try {
+          process.kill(pid, 'SIGKILL');
+        } catch {
+          // Gone, as it should be.
+        }
+      }
+      grader.kill('SIGKILL');
       remove();
     }
   });
