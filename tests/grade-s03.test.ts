@@ -33,12 +33,12 @@ stageTests('s03', stages, {
       ],
     },
     {
-      stage: 4,
+      stage: 5,
       does: 'lets a child run for 20,000 rounds',
       edits: [['subagent.ts', 'const SUBAGENT_ROUNDS = 20;', 'const SUBAGENT_ROUNDS = 20_000;']],
     },
     {
-      stage: 5,
+      stage: 4,
       does: 'exits when a child’s request fails',
       edits: [
         [

@@ -1,15 +1,17 @@
 /**
- * s03's stages: the sub-agent, in the order a builder takes it. Every stage reads ONE scripted
- * conversation (the key 'delegate'), so grading s03 costs one run of the agent.
+ * s03's stages: the sub-agent, in the order a builder takes it. Stages 1–4 read ONE scripted
+ * conversation (the key 'delegate'); the last, a child that never stops, a run of its own
+ * ('endless'), so that only its mutant and the chapter pay for its 20 rounds.
  *
  * What the stages rely on, beyond the common contract: the `agent` tool takes `{ task }`, and the
  * tools s02 taught keep their names. A child is a conversation of its own, so the scripted model
  * tells it from the parent by its first message: the parent's holds the prompt, a child's its
  * task (and its tools lack `agent`, which stage 2 checks). The parent's rounds:
  *   1. agent LOOK, agent LONG, agent NEST   (stages 1–3 read these children and the results)
- *   2. agent ENDLESS                        (stage 4: a child that never stops calling tools)
- *   3. agent FAIL                           (stage 5: a child whose request fails)
- *   4. the final answer
+ *   2. agent FAIL                           (stage 4: a child whose request fails)
+ *   3. the final answer
+ * and in 'endless': 1. agent ENDLESS (stage 5: a child that never stops calling tools) 2. the
+ * final answer.
  * The calls of round 1 may run one after another or side by side; nothing here reads the order.
  */
 import { httpError, reply, text, toolUse, type Reply } from '../../shared/fake-anthropic.ts';
@@ -65,7 +67,7 @@ const CHILDREN: Record<string, (round: number) => Reply> = {
       ? reply(toolUse('agent', { task: NESTED }, 'toolu_grade_nested'))
       : reply(text('No helper of my own, then: 0 files counted.')),
   [NESTED]: () => reply(text('A helper of a helper, at your service.')),
-  // After 41 calls the model gives up, so a child without a bound ends too, and fails stage 4.
+  // After 41 calls the model gives up, so a child without a bound ends too, and fails stage 5.
   // Its calls are globs: a bash command would start a process every round.
   [ENDLESS]: (round) =>
     round <= ROUND_BOUND
@@ -84,8 +86,13 @@ function parent(round: number): Reply {
       call(NEST, 'toolu_grade_nest'),
     );
   }
-  if (round === 2) return reply(call(ENDLESS, 'toolu_grade_endless'));
-  if (round === 3) return reply(call(FAIL, 'toolu_grade_fail'));
+  if (round === 2) return reply(call(FAIL, 'toolu_grade_fail'));
+  return reply(text(FINAL));
+}
+
+/** The parent's reply in its round `round`, in the run of the child that never stops. */
+function endlessParent(round: number): Reply {
+  if (round === 1) return reply(toolUse('agent', { task: ENDLESS }, 'toolu_grade_endless'));
   return reply(text(FINAL));
 }
 
@@ -100,15 +107,22 @@ function textOf(message: any): string {
 /** The round a conversation is in: one more than the replies it holds. */
 const roundOf = (body: any) => body.messages.filter((m: any) => m.role === 'assistant').length + 1;
 
-// A later chapter may add to the first message (s06 adds context), so "holds", not "is".
-function respond(body: any): Reply {
+/**
+ * The scripted model: the parent's replies (`parent`) to a request whose first message holds the
+ * prompt, a child's to one whose first message holds its task. A later chapter may add to the
+ * first message (s06 adds context), so "holds", not "is".
+ */
+const respondWith = (parent: (round: number) => Reply) => (body: any) => {
   const first = textOf(body.messages[0]);
   if (first.includes(PROMPT)) return parent(roundOf(body));
   const task = Object.keys(CHILDREN).find((t) => first.includes(t));
   return task ? CHILDREN[task](roundOf(body)) : reply(text('I was given no task I know.'));
-}
+};
 
-const delegate = (agent: Agent) => agent.run('delegate', { args: ['-p', PROMPT], respond });
+const delegate = (agent: Agent) =>
+  agent.run('delegate', { args: ['-p', PROMPT], respond: respondWith(parent) });
+const endless = (agent: Agent) =>
+  agent.run('endless', { args: ['-p', PROMPT], respond: respondWith(endlessParent) });
 
 /** The requests of the child given `task`: those with a user message that holds the task. */
 function childRequests(run: RunResult, task: string): RecordedRequest[] {
@@ -264,30 +278,12 @@ export const stages: Stage[] = [
 
       const longAsked = `a child (${called(LONG)}) answered with ${LONG_TEXT.length} characters`;
       const longExpected =
-        `a result for toolu_grade_long: the report’s start, at most ${REPORT_BOUND} characters`;
+        'a result for toolu_grade_long: the report’s start, ' +
+        `at most ${REPORT_BOUND} characters`;
       const long = resultText(resultFor(next, 'toolu_grade_long'));
       const longDid = `sent ${long.length} characters as its result: ${brief(long, 60)}`;
       const cut = long.length <= REPORT_BOUND && long.includes(LONG_START);
       need(cut, longAsked, longDid, longExpected);
-    },
-  },
-  {
-    name: 'a child that never stops is stopped by a round bound, and the parent told',
-    hint:
-      'A child runs the same loop, for as long as its model keeps calling tools. What stops it, ' +
-      'and how does the parent learn that it stopped without finishing?',
-    async check(agent) {
-      const asked = `a child (${called(ENDLESS)}) that calls glob in every reply`;
-      const expected =
-        `the child stopped within ${ROUND_BOUND} rounds, and an is_error result for ` +
-        'toolu_grade_endless (it did not finish)';
-      const run = await delegate(agent);
-      const count = childRequests(run, ENDLESS).length;
-      need(count <= ROUND_BOUND, asked, `let the child call the model ${count} times`, expected);
-      const next = parentAt(agent, run, 3, asked, expected);
-      const result = resultFor(next, 'toolu_grade_endless');
-      const did = `sent the parent ${heldFor(next, 'toolu_grade_endless')}`;
-      need(result?.is_error === true, asked, did, expected);
     },
   },
   {
@@ -300,13 +296,32 @@ export const stages: Stage[] = [
       const expected =
         'an is_error result for toolu_grade_fail, then the parent’s answer and exit code 0';
       const run = await delegate(agent);
-      const next = parentAt(agent, run, 4, asked, expected);
+      const next = parentAt(agent, run, 3, asked, expected);
       const result = resultFor(next, 'toolu_grade_fail');
       const did = `sent the parent ${heldFor(next, 'toolu_grade_fail')}`;
       need(result?.is_error === true, asked, did, expected);
       ended(agent, run, asked, expected);
       const printed = `printed ${brief(run.stdout.trim() || '(nothing)')} on stdout`;
       need(run.stdout.includes(FINAL), asked, printed, `"${FINAL}" on stdout`);
+    },
+  },
+  {
+    name: 'a child that never stops is stopped by a round bound, and the parent told',
+    hint:
+      'A child runs the same loop, for as long as its model keeps calling tools. What stops it, ' +
+      'and how does the parent learn that it stopped without finishing?',
+    async check(agent) {
+      const asked = `a child (${called(ENDLESS)}) that calls glob in every reply`;
+      const expected =
+        `the child stopped within ${ROUND_BOUND} rounds, and an is_error result for ` +
+        'toolu_grade_endless (it did not finish)';
+      const run = await endless(agent);
+      const count = childRequests(run, ENDLESS).length;
+      need(count <= ROUND_BOUND, asked, `let the child call the model ${count} times`, expected);
+      const next = parentAt(agent, run, 2, asked, expected);
+      const result = resultFor(next, 'toolu_grade_endless');
+      const did = `sent the parent ${heldFor(next, 'toolu_grade_endless')}`;
+      need(result?.is_error === true, asked, did, expected);
     },
   },
 ];
