@@ -15,9 +15,10 @@
  * 2 usage.
  */
 import { existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, realpathSync } from 'node:fs';
-import { cpSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { chapterSources } from '../tests/helpers/exercises.ts';
 import { chapterCode, chapterFolder, chapters, REPO } from './chapters.ts';
 
 const USAGE = `Usage: npm run begin <chapter> [-- --fresh]
@@ -143,9 +144,7 @@ export async function begin(
   const n = Number(id.slice(1));
   if (n === 1) {
     // No chapter before s01: a starter from s01 itself, made now, so it never drifts from it.
-    const from = join(REPO, name);
-    for (const file of tsFiles(from)) {
-      const text = readFileSync(join(from, file), 'utf8');
+    for (const [file, text] of chapterSources(join(REPO, name))) {
       writeFileSync(join(folder, file), file === 'code.ts' ? starterOf(text) : text);
     }
     said.push(
@@ -155,12 +154,12 @@ export async function begin(
     );
   } else {
     const previous = chapterFolder(`s${String(n - 1).padStart(2, '0')}`)!;
-    const from = join(REPO, previous);
-    const files = tsFiles(from);
-    for (const file of files) cpSync(join(from, file), join(folder, file));
+    const files = chapterSources(join(REPO, previous)); // its .ts files: not exercises/, READMEs
+    for (const [file, text] of files) writeFileSync(join(folder, file), text);
+    const names = ['code.ts', ...[...files.keys()].filter((f) => f !== 'code.ts')];
     said.push(
       `Made ${shown}/ from ${previous}/: the agent as ${previous.slice(0, 3)} leaves it`,
-      `(${files.join(', ')}).`,
+      `(${names.join(', ')}).`,
       `Add ${id}'s mechanism to it${titleOf(name) ? `: ${titleOf(name)}` : ''}.`,
     );
   }
@@ -172,14 +171,6 @@ export async function begin(
     `  Afterwards:  npm run diff ${shown} ${id}    (what you wrote beside the chapter)`,
   );
   return { exit: 0, text: said.join('\n'), folder };
-}
-
-/** A folder's .ts files, code.ts first (its exercises/ and READMEs stay behind). */
-function tsFiles(folder: string): string[] {
-  const files = readdirSync(folder)
-    .filter((f) => f.endsWith('.ts') && !f.startsWith('.'))
-    .sort();
-  return ['code.ts', ...files.filter((f) => f !== 'code.ts')];
 }
 
 /** What a folder holds, in a few words: "code.ts, thinking.ts, notes/ (3 files)". */

@@ -14,6 +14,7 @@ import { applyPatch, parsePatch } from 'diff';
 import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import { pathToFileURL } from 'node:url';
+import { REPO } from '../../scripts/chapters.ts';
 
 export interface ExerciseCheck {
   /** File stem of the solution patch, e.g. '01-tool-timing'. */
@@ -103,13 +104,24 @@ export function withSolution(codePath: string, id: string): { path: string; remo
   const shipped = chapterSources(chapterDir);
   const patch = readFileSync(join(chapterDir, 'exercises', `${id}.patch`), 'utf8');
   const solved = applySolution(patchName, patch, shipped);
+  const files = new Map<string, string>(); // the shipped files, as the solution leaves them
+  for (const [name, text] of new Map([...shipped, ...solved])) {
+    if (text !== null) files.set(name, text);
+  }
+  const { code, remove } = besideChapters(`.solution-${basename(chapterDir)}-${id}`, files);
+  return { path: code, remove };
+}
 
-  const folder = join(dirname(chapterDir), `.solution-${basename(chapterDir)}-${id}`);
+/**
+ * A folder beside the chapters (so its ../shared/ imports resolve), made afresh with `files`
+ * (name → text): `<repo>/<name>/`. Returns its code.ts and a remover.
+ */
+export function besideChapters(name: string, files: Map<string, string>) {
+  const folder = join(REPO, name);
   rmSync(folder, { recursive: true, force: true });
   mkdirSync(folder);
-  for (const [name, text] of new Map([...shipped, ...solved])) {
-    if (text !== null) writeFileSync(join(folder, name), text);
-  }
+  for (const [file, text] of files) writeFileSync(join(folder, file), text);
   const remove = () => rmSync(folder, { recursive: true, force: true });
-  return { path: join(folder, 'code.ts'), remove };
+  return { code: join(folder, 'code.ts'), remove };
 }
+

@@ -5,11 +5,11 @@
  *
  *   stageTests('s01', stages, { mutants: [{ stage: 2, does: 'sends no output', edits: [...] }] });
  */
-import { cpSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { Agent, Miss, type Stage } from '../stages/stage.ts';
 import { maintainerSkip } from './committed.ts';
+import { besideChapters, chapterSources } from './exercises.ts';
 import { chapterCode, REPO } from './run-chapter.ts';
 
 /** One change to a chapter file: `from` must occur in it exactly once. */
@@ -24,37 +24,22 @@ export interface Mutant {
 }
 
 /**
- * The chapter's folder with `edits` applied, as a folder beside the chapters (its ../shared/
- * imports resolve): `<repo>/.mutant-s01_agent_loop-2/`. Returns its code.ts and a remover.
+ * The chapter's files with `edits` applied, as `<repo>/.mutant-s01_agent_loop-2/` (see
+ * besideChapters). Each `from` must occur exactly once in its file.
  */
-export function mutate(
-  chapter: string,
-  name: string,
-  edits: Edit[],
-): { code: string; remove(): void } {
+export function mutate(chapter: string, name: string, edits: Edit[]) {
   const from = dirname(chapterCode(chapter));
-  const folder = join(REPO, `.mutant-${basename(from)}-${name}`);
-  rmSync(folder, { recursive: true, force: true });
-  mkdirSync(folder);
-  for (const file of readdirSync(from).filter((f) => f.endsWith('.ts')))
-    cpSync(join(from, file), join(folder, file));
+  const files = chapterSources(from);
   for (const [file, find, put] of edits) {
-    const path = join(folder, file);
-    const text = readFileSync(path, 'utf8');
+    const text = files.get(file) ?? '';
     const count = text.split(find).length - 1;
-    if (count !== 1)
-      throw new Error(
-        `mutant ${name}: ${file} has ${count} copies of ${JSON.stringify(find)}; update the mutant`,
-      );
-    writeFileSync(
-      path,
-      text.replace(find, () => put),
-    );
+    if (count !== 1) {
+      const found = `${file} has ${count} copies of ${JSON.stringify(find)}`;
+      throw new Error(`mutant ${name}: ${found}; update the mutant`);
+    }
+    files.set(file, text.replace(find, () => put));
   }
-  return {
-    code: join(folder, 'code.ts'),
-    remove: () => rmSync(folder, { recursive: true, force: true }),
-  };
+  return besideChapters(`.mutant-${basename(from)}-${name}`, files);
 }
 
 /** Grade as `npm run grade` does: the stages in order, up to the first that fails. */
@@ -135,19 +120,10 @@ export function stageTests(chapter: string, stages: Stage[], options: StageTestO
  * are laid over the `base` chapter's .ts files (what `npm run begin` starts from), in a folder
  * beside the chapters: `<repo>/.fixture-<name>/`. Returns its code.ts and a remover.
  */
-export function fixture(name: string, base?: string): { code: string; remove(): void } {
-  const folder = join(REPO, `.fixture-${name}`);
-  rmSync(folder, { recursive: true, force: true });
-  mkdirSync(folder);
-  if (base) {
-    const from = dirname(chapterCode(base));
-    for (const file of readdirSync(from).filter((f) => f.endsWith('.ts'))) {
-      cpSync(join(from, file), join(folder, file));
-    }
+export function fixture(name: string, base?: string) {
+  const files = base ? chapterSources(dirname(chapterCode(base))) : new Map<string, string>();
+  for (const [file, text] of chapterSources(join(REPO, 'tests', 'fixtures', name))) {
+    files.set(file, text);
   }
-  cpSync(join(REPO, 'tests', 'fixtures', name), folder, { recursive: true });
-  return {
-    code: join(folder, 'code.ts'),
-    remove: () => rmSync(folder, { recursive: true, force: true }),
-  };
+  return besideChapters(`.fixture-${name}`, files);
 }
