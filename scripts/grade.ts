@@ -69,6 +69,34 @@ export async function loadStages(chapter: string): Promise<Stage[]> {
   return (await import(pathToFileURL(file).href)).stages;
 }
 
+/**
+ * Run the stages in order, up to the first that fails (every one with `all`), telling `each`
+ * how each went (the error of one that failed). Returns the counts, and the first that failed.
+ */
+export async function runStages(
+  agent: Agent,
+  stages: Stage[],
+  all: boolean,
+  each: (n: number, stage: Stage, err?: unknown) => void = () => {},
+): Promise<{ passed: number; failed: number; first?: { stage: number; error: unknown } }> {
+  let passed = 0;
+  let failed = 0;
+  let first: { stage: number; error: unknown } | undefined;
+  for (const [i, stage] of stages.entries()) {
+    try {
+      await stage.check(agent);
+      passed++;
+      each(i + 1, stage);
+    } catch (error) {
+      failed++;
+      first ??= { stage: i + 1, error };
+      each(i + 1, stage, error);
+      if (!all) break;
+    }
+  }
+  return { passed, failed, first };
+}
+
 /** Each line of `text`, indented, cut to fit a terminal line. */
 const indent = (text: string, pad: string) =>
   text.split('\n').map((line) => pad + (line.length > 194 ? `${line.slice(0, 193)}…` : line));
@@ -128,20 +156,10 @@ async function main(): Promise<void> {
   const stages = await loadStages(chapter);
   const agent = new Agent(chapter, code);
   console.log(`Grading ${shown} with the ${stages.length} stages of ${chapterFolder(chapter)}\n`);
-  let passed = 0;
-  let failed = 0;
-  for (const [i, stage] of stages.entries()) {
-    try {
-      await stage.check(agent);
-      passed++;
-      console.log(`  ✓ ${i + 1}. ${stage.name}`);
-    } catch (err) {
-      failed++;
-      console.log(`  ✗ ${i + 1}. ${stage.name}`);
-      console.log(explain(err, stage, hint, command).join('\n'));
-      if (!all) break;
-    }
-  }
+  const { passed, failed } = await runStages(agent, stages, all, (n, stage, err) => {
+    console.log(`  ${err === undefined ? '✓' : '✗'} ${n}. ${stage.name}`);
+    if (err !== undefined) console.log(explain(err, stage, hint, command).join('\n'));
+  });
   cleanupTemp();
   const left = stages.length - passed - failed;
   if (failed === 0) {

@@ -9,6 +9,7 @@ import { basename, dirname, join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { Agent, Miss, type Stage } from '../stages/stage.ts';
 import { maintainerSkip } from './committed.ts';
+import { runStages } from '../../scripts/grade.ts';
 import { besideChapters, chapterSources } from './exercises.ts';
 import { chapterCode, REPO } from './run-chapter.ts';
 
@@ -42,19 +43,10 @@ export function mutate(chapter: string, name: string, edits: Edit[]) {
   return besideChapters(`.mutant-${basename(from)}-${name}`, files);
 }
 
-/** Grade as `npm run grade` does: the stages in order, up to the first that fails. */
-export async function firstMiss(
-  agent: Agent,
-  stages: Stage[],
-): Promise<{ stage: number; error?: unknown }> {
-  for (const [i, stage] of stages.entries()) {
-    try {
-      await stage.check(agent);
-    } catch (error) {
-      return { stage: i + 1, error };
-    }
-  }
-  return { stage: 0 };
+/** The first stage that fails, as `npm run grade` finds it (its number, 0 if none fails). */
+export async function firstMiss(agent: Agent, stages: Stage[]) {
+  const { first } = await runStages(agent, stages, false);
+  return first ?? { stage: 0, error: undefined };
 }
 
 /** What a failed stage said, for a test's message. */
