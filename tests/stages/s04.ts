@@ -134,15 +134,6 @@ function requestSaying(run: RunResult, words: string) {
 
 // ── The runs, shared by the stages ──────────────────────────────────────────────────────────
 
-const made = new WeakMap<Agent, Map<string, Promise<any>>>();
-/** `make()` once per agent and key: stages that read one scenario share its runs. */
-function once<T>(agent: Agent, key: string, make: () => Promise<T>): Promise<T> {
-  if (!made.has(agent)) made.set(agent, new Map());
-  const runs = made.get(agent)!;
-  if (!runs.has(key)) runs.set(key, make());
-  return runs.get(key)!;
-}
-
 /** What the model says to the REPL's prompts, by the last message of each request. */
 function chatReplies(body: any) {
   const last = JSON.stringify(body.messages.at(-1));
@@ -161,7 +152,7 @@ function chatReplies(body: any) {
  * (stage 5 cuts a copy of it), before the runs that follow change the first.
  */
 const chat = (agent: Agent) =>
-  once(agent, 'chat', async () => {
+  agent.once('chat', async () => {
     const inputs = [NOTE, BUILD, { file: 'build-started', keys: '\x03' }, THERE, 'exit'];
     const run = await agent.repl('chat', inputs, { respond: chatReplies });
     const spare = mkdtempSync(join(run.tempDir, 'home-'));
@@ -173,7 +164,7 @@ const folders = (run: RunResult) => ({ workspace: run.workspace, home: run.home 
 
 /** A second session, newer than the first; then -c, which must take it. */
 const continued = (agent: Agent) =>
-  once(agent, 'continue', async () => {
+  agent.once('continue', async () => {
     const { run } = await chat(agent);
     const other = await agent.run('other', {
       folders: folders(run),
@@ -193,7 +184,7 @@ const continued = (agent: Agent) =>
  * session (now the latest); then the first is let go (released) and answers.
  */
 const writers = (agent: Agent) =>
-  once(agent, 'writers', async () => {
+  agent.once('writers', async () => {
     const { run } = await chat(agent);
     await continued(agent);
     const first = sessionOf(run.home, NOTE);
@@ -239,7 +230,7 @@ export async function sparedHome(agent: Agent): Promise<{ run: RunResult; home: 
  * it: every line up to the reply that made the call, then half of the next line. Then -c.
  */
 const repaired = (agent: Agent) =>
-  once(agent, 'repair', async () => {
+  agent.once('repair', async () => {
     const { run, home: spare } = await sparedHome(agent);
     const session = sessionOf(spare, NOTE);
     if (!session) return { chat: run };

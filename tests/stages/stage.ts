@@ -69,7 +69,7 @@ export function need(
 export const RUN_BOUND_MS = 20_000;
 
 export class Agent {
-  private runs = new Map<string, Promise<RunResult>>();
+  private made = new Map<string, Promise<unknown>>();
   /**
    * @param chapter the chapter whose stages are graded ('s01')
    * @param code the code.ts to run (a chapter's, a reader's, a mutant's)
@@ -92,7 +92,7 @@ export class Agent {
    * stage to explain (`accepted()`, `ended()`), not an error.
    */
   run(key: string, opts: RunOptions): Promise<RunResult> {
-    return this.once(key, () => runChapter(this.chapter, this.options(opts)));
+    return this.once(`run ${key}`, () => runChapter(this.chapter, this.options(opts)));
   }
 
   /** The REPL, typed into through a pseudo-terminal (see runRepl), once per key. */
@@ -101,12 +101,18 @@ export class Agent {
     // ends in "> " ("s01 >> ", "you> "). Not a line that starts with ">": the chapters show a tool
     // call that way on stderr, which the terminal shows too ("> read_file notes.txt").
     const prompt = /(?:^|\n)[^\s>][^\n>]*>+ /g;
-    return this.once(key, () => runRepl(this.chapter, inputs, { ...this.options(opts), prompt }));
+    return this.once(`run ${key}`, () =>
+      runRepl(this.chapter, inputs, { ...this.options(opts), prompt }),
+    );
   }
 
-  private once(key: string, start: () => Promise<RunResult>): Promise<RunResult> {
-    if (!this.runs.has(key)) this.runs.set(key, start());
-    return this.runs.get(key)!;
+  /**
+   * `make()` once per key, for what several stages read and one run alone does not make: a run
+   * and a copy of the HOME it left, two runs at once (s04). Keys of their own, apart from runs'.
+   */
+  once<T>(key: string, make: () => Promise<T>): Promise<T> {
+    if (!this.made.has(key)) this.made.set(key, make());
+    return this.made.get(key) as Promise<T>;
   }
 
   private options(opts: RunOptions): RunOptions {
@@ -147,7 +153,9 @@ export function crashOf(run: RunResult): string | undefined {
 
 /** The same, from a text that may hold a stack trace. */
 export function crashIn(stderr: string): string | undefined {
-  const frame = /^\s+at (?:.*? \()?(?:file:\/\/)?((?:[^\s():]+\/)*[^\s():]+\.ts):(\d+)(?::(\d+))?\)?$/m;
+  // `    at agentLoop (mine/s01_agent_loop/code.ts:57:11)`, or file:///… under tsx.
+  const frame =
+    /^\s+at (?:.*? \()?(?:file:\/\/)?((?:[^\s():]+\/)*[^\s():]+\.ts):(\d+)(?::(\d+))?\)?$/m;
   const frames = stderr.split('\n').filter((line) => frame.test(line));
   if (frames.length === 0) return undefined;
   // The first frame in a file outside shared/ and node_modules: the reader's own code.
