@@ -11,8 +11,11 @@
  *
  * How words are counted: in English, as `wc -w` counts them. In Chinese, a word is about two
  * characters: each Han character counts half a word, and any other run of letters or digits a
- * word. A `<summary>` line (a fold's title) is on the path. Reading time: 230 words a minute,
- * rounded up. tests/readme-reading.test.ts keeps the figures true and the limits kept.
+ * word. In Japanese, words mean nothing: a reader reads about 500 characters (kana and kanji) of
+ * technical prose a minute, so each counts 230/500 of a word, and code and Latin words count as
+ * in English. Punctuation is not counted. A `<summary>` line (a fold's title) is on the path.
+ * Reading time: 230 words a minute, rounded up; the limits are the same in every language.
+ * tests/readme-reading.test.ts keeps the figures true and the limits kept.
  */
 import { accessSync, constants as fs, existsSync, readdirSync, readFileSync, realpathSync }
   from 'node:fs';
@@ -27,13 +30,30 @@ const WORDS_A_MINUTE = 230;
 export const LIMITS = { path: 2_500, firstChapterPath: 2_000, topPath: 1_500, total: 8_000 };
 
 const HAN = /[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]/g;
+// Japanese: kanji, 々, hiragana, katakana (ー included) and half-width katakana.
+const KANA_KANJI = /[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\u3005\u3040-\u30ff\uff66-\uff9f]/g;
+const JAPANESE_CHARACTERS_A_MINUTE = 500;
 
-/** Words in `text`: wc -w's count, where each Han character counts half a word. */
-export function countWords(text: string): number {
-  const han = text.match(HAN)?.length ?? 0;
-  // What is left: runs of anything but white space and Chinese punctuation, each a word.
-  const rest = text.replace(HAN, ' ').split(/[\s\u3000-\u303f\uff00-\uffef]+/).filter(Boolean);
-  return rest.length + Math.round(han / 2);
+export type Language = 'en' | 'zh' | 'ja';
+
+/** The language of a README, from its name: README.zh.md is Chinese, README.ja.md Japanese. */
+export function languageOf(readme: string): Language {
+  if (readme.endsWith('.zh.md')) return 'zh';
+  if (readme.endsWith('.ja.md')) return 'ja';
+  return 'en';
+}
+
+/**
+ * Words in `text`: wc -w's count, where a Han character counts half a word; in Japanese, where
+ * a kana or kanji counts 230/500 of a word (500 a minute).
+ */
+export function countWords(text: string, language: Language = 'en'): number {
+  const wide = language === 'ja' ? KANA_KANJI : HAN;
+  const characters = text.match(wide)?.length ?? 0;
+  // What is left: runs of anything but white space and CJK punctuation, each a word.
+  const rest = text.replace(wide, ' ').split(/[\s\u3000-\u303f\uff00-\uffef]+/).filter(Boolean);
+  const perWord = language === 'ja' ? JAPANESE_CHARACTERS_A_MINUTE / WORDS_A_MINUTE : 2;
+  return rest.length + Math.round(characters / perWord);
 }
 
 /** A README split into what is on the path and what is in folds (nested folds included). */
@@ -64,23 +84,24 @@ export interface Reading {
 /** The figures for one README. */
 export function measure(root: string, readme: string): Reading {
   const { path, folds } = splitPath(readFileSync(join(root, readme), 'utf8'));
-  const words = countWords(path);
+  const language = languageOf(readme);
+  const words = countWords(path, language);
   const chapter = dirname(readme);
   let pathLimit = LIMITS.path;
   if (chapter === '.') pathLimit = LIMITS.topPath;
   else if (chapter.startsWith('s01_')) pathLimit = LIMITS.firstChapterPath;
   const minutes = Math.ceil(words / WORDS_A_MINUTE);
-  return { readme, path: words, folds: countWords(folds), minutes, pathLimit };
+  return { readme, path: words, folds: countWords(folds, language), minutes, pathLimit };
 }
 
 /**
  * Every README a reader meets, whether it is there or not: the top one, shared/'s, each
- * chapter's; English and Chinese.
+ * chapter's; English, Chinese and Japanese.
  */
 export function readmes(root: string): string[] {
   const chapters = readdirSync(root).filter((d) => /^s\d\d_/.test(d)).sort();
   const folders = ['.', 'shared', ...chapters];
-  const names = ['README.md', 'README.zh.md'];
+  const names = ['README.md', 'README.zh.md', 'README.ja.md'];
   return folders.flatMap((f) => names.map((n) => join(f, n)));
 }
 
@@ -109,23 +130,23 @@ export function overLimits(r: Reading): string[] {
 
 // ── Where the READMEs show the figures ───────────────────────────────────────────────────────
 // A chapter README: a line that starts "*Reading time: about N minutes" (English) or
-// "*阅读时间：约 N 分钟" (Chinese), under its title.
-export const TIME_LINE = /(\*(?:Reading time: about|阅读时间：约) )(\d+)( (?:minutes?|分钟))/;
+// "*阅读时间：约 N 分钟" (Chinese) or "*読了時間：約 N 分" (Japanese), under its title.
+export const TIME_LINE = /(\*(?:Reading time: about|阅读时间：约|読了時間：約) )(\d+)( (?:minutes?|分钟|分))/;
 
 /**
  * A row of the top README's table of chapters that ends with the chapter's reading time:
- *   | [s01_agent_loop](s01_agent_loop/) | The loop: … | 9 min |      (Chinese: `| 9 分钟 |`)
+ *   | [s01_agent_loop](s01_agent_loop/) | The loop: … | 9 min |
+ * (Chinese: `| 9 分钟 |`, Japanese: `| 9 分 |`)
  */
-export const CHAPTER_ROW = /^(\| \[(s\d\d_\w+)\]\(.*\| )(\d+)( (?:min|分钟) \|)$/gm;
+export const CHAPTER_ROW = /^(\| \[(s\d\d_\w+)\]\(.*\| )(\d+)( (?:min|分钟|分) \|)$/gm;
 
 /** The README with every reading time it shows set to what `measure` says. */
 export function withReadingTimes(root: string, readme: string, text: string): string {
-  const zh = readme.endsWith('.zh.md');
   const minutesOf = (chapter: string) => measure(root, join(chapter, basename(readme))).minutes;
   return text
     .replace(TIME_LINE, (_, a, _n, c) => `${a}${measure(root, readme).minutes}${c}`)
     .replace(CHAPTER_ROW, (row, a, chapter, _n, c) => {
-      const chapterReadme = join(root, chapter, zh ? 'README.zh.md' : 'README.md');
+      const chapterReadme = join(root, chapter, basename(readme));
       return existsSync(chapterReadme) ? `${a}${minutesOf(chapter)}${c}` : row;
     });
 }

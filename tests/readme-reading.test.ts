@@ -7,7 +7,7 @@ import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { countWords, measure, overLimits, reading, readmes, splitPath, TIME_LINE }
+import { countWords, languageOf, measure, overLimits, reading, readmes, splitPath, TIME_LINE }
   from '../scripts/reading.ts';
 import { withReadingTimes } from '../scripts/reading.ts';
 import { REPO, chapters } from './helpers/run-chapter.ts';
@@ -15,7 +15,16 @@ import { REPO, chapters } from './helpers/run-chapter.ts';
 describe('how npm run reading counts', () => {
   it('counts words as wc -w does, and a Han character as half a word', () => {
     expect(countWords('Send the   conversation,\nthen `run()`.')).toBe(5);
-    expect(countWords('每一章只讲一个机制 (one mechanism)')).toBe(Math.round(9 / 2) + 2);
+    expect(countWords('每一章只讲一个机制 (one mechanism)', 'zh')).toBe(Math.round(9 / 2) + 2);
+  });
+
+  it('counts Japanese by its characters, 500 a minute, punctuation aside, code as words', () => {
+    // 15 kana and kanji, then two words of code.
+    const text = 'エージェントは、ループを回します。 `run()` (once)';
+    expect(countWords(text, 'ja')).toBe(Math.round((15 * 230) / 500) + 2);
+    // 1,000 characters are two minutes: 460 words at 230 a minute.
+    expect(countWords('あ'.repeat(1000), 'ja')).toBe(460);
+    expect(languageOf('s01_agent_loop/README.ja.md')).toBe('ja');
   });
 
   it('puts a fold’s body in the folds, nested ones too, and its title on the path', () => {
@@ -40,36 +49,39 @@ describe.each(readmes(REPO))('%s', (readme) => {
     expect(fresh === text, 'a reading time in it is out of date: npm run reading -- --write').toBe(true);
   });
 
-  if (readme !== 'README.md' && readme !== 'README.zh.md') {
+  if (!/^README\.(\w\w\.)?md$/.test(readme)) {
     it('says under its title how long its path takes to read', () => {
-      expect(text, 'a line "*Reading time: about N minutes …*" (中文: "*阅读时间：约 N 分钟…*")').toMatch(TIME_LINE);
+      expect(text, 'a line "*Reading time: about N minutes …*" (中文: "*阅读时间：约 N 分钟…*", 日本語: "*読了時間：約 N 分…*")').toMatch(TIME_LINE);
     });
   }
 });
 
 it('the top README’s table shows every chapter’s reading time', () => {
-  for (const name of ['README.md', 'README.zh.md']) {
+  for (const name of ['README.md', 'README.zh.md', 'README.ja.md']) {
     const text = readFileSync(join(REPO, name), 'utf8');
     for (const chapter of chapters()) {
-      const row = new RegExp(`^\\| \\[${chapter}\\]\\(.*\\| \\d+ (min|分钟) \\|$`, 'm');
+      const row = new RegExp(`^\\| \\[${chapter}\\]\\(.*\\| \\d+ (min|分钟|分) \\|$`, 'm');
       expect(text, `${name}: a row for ${chapter} that ends with its reading time`).toMatch(row);
     }
   }
 });
 
 describe('npm run reading when a README is missing or is not a file', () => {
-  // A copy of the layout, made small: the top README, shared/'s and one chapter's, in English and
-  // Chinese; the chapter's English one a folder, its Chinese one deleted.
+  // A copy of the layout, made small: the top README, shared/'s and one chapter's, in English,
+  // Chinese and Japanese; the chapter's English one a folder, its Chinese one deleted, its
+  // Japanese one there.
   const root = mkdtempSync(join(tmpdir(), 'lah-reading-'));
-  for (const readme of ['README.md', 'README.zh.md', 'shared/README.md', 'shared/README.zh.md']) {
+  const names = ['README.md', 'README.zh.md', 'README.ja.md'];
+  const present = ['.', 'shared'].flatMap((f) => names.map((n) => join(f, n)));
+  for (const readme of [...present, 's01_loop/README.ja.md']) {
     mkdirSync(join(root, dirname(readme)), { recursive: true });
     writeFileSync(join(root, readme), 'A short README.\n');
   }
   mkdirSync(join(root, 's01_loop', 'README.md'), { recursive: true });
 
-  it('expects every chapter’s README in both languages, the top ones and shared/’s', () => {
-    expect(readmes(root)).toEqual(['README.md', 'README.zh.md', 'shared/README.md',
-      'shared/README.zh.md', 's01_loop/README.md', 's01_loop/README.zh.md']);
+  it('expects every chapter’s README in the three languages, the top ones and shared/’s', () => {
+    expect(readmes(root)).toEqual([...present, 's01_loop/README.md', 's01_loop/README.zh.md',
+      's01_loop/README.ja.md']);
   });
 
   it('names each in one line, no stack trace, exit 1; --check and --write too', () => {
