@@ -5,7 +5,7 @@
  *
  *   npm run lines -- --check   also name every size limit a chapter breaks, and any code file
  *                              outside the chapters over 600 lines (exit 1 if any)
- *   npm run lines -- --write   put the table in README.md (and, in Chinese, README.zh.md)
+ *   npm run lines -- --write   put the table in README.md (and in README.zh.md, README.ja.md)
  *                              between <!-- lines:start --> and <!-- lines:end -->, where they are
  *
  * tests/layout.test.ts checks that a README with the markers shows what this computes.
@@ -14,6 +14,7 @@ import { diffLines } from 'diff';
 import { existsSync, readFileSync, realpathSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { languageOf } from './reading.ts';
 import { chapterFiles, chapterFolders, checkLimits, countLines } from '../tests/helpers/layout.ts';
 import { runtimeFiles } from '../tests/helpers/layout.ts';
 
@@ -72,7 +73,8 @@ export function countChapterLines(root: string): { chapters: ChapterLines[]; run
   return { chapters, runtime };
 }
 
-// The table's words in each README's language: README.zh.md gets a Chinese table.
+// The table's words in each README's language: README.zh.md gets a Chinese table, README.ja.md
+// a Japanese one.
 const WORDS = {
   en: {
     head: '| Chapter | code.ts | Largest other file | Files | To read | Removed |',
@@ -93,11 +95,20 @@ const WORDS = {
       `共享运行时（shared/*.ts，不算模拟 API、离线演示模型和 trace 记录器）：${runtime} 行。`,
     ],
   },
+  ja: {
+    head: '| 章 | code.ts | ほかで最大のファイル | ファイル数 | 読む行 | 削除 |',
+    notes: (runtime: number) => [
+      'どれも前の章との比較です。*読む行*は新しいファイルの行数と、変更したファイルに加わった行数の',
+      '合計、*削除*は変更したファイルから消えた行数です。',
+      '',
+      `共有のランタイム（shared/*.ts。フェイク API、オフラインのデモモデル、トレースは除く）：${runtime} 行。`,
+    ],
+  },
 };
 
 /** The table (and the runtime line under it) as markdown, in the language of `readme`. */
 export function linesTable(root: string, readme = 'README.md'): string {
-  const words = readme.endsWith('.zh.md') ? WORDS.zh : WORDS.en;
+  const words = WORDS[languageOf(readme)];
   const { chapters, runtime } = countChapterLines(root);
   const rows = chapters.map((c) => {
     const largest = c.largest ? `${c.largest.name} (${c.largest.lines})` : '—';
@@ -126,7 +137,7 @@ function withTable(readme: string, table: string): string {
 }
 
 /** The READMEs at the top of the repo that have the markers. */
-export const READMES = ['README.md', 'README.zh.md'];
+export const READMES = ['README.md', 'README.zh.md', 'README.ja.md'];
 
 function main() {
   const args = process.argv.slice(2);

@@ -1,7 +1,7 @@
 /**
  * The stage lists in the chapter READMEs, made from the grader's own stages (tests/stages/sNN.ts),
  * so that what a README says `npm run grade sNN` checks is what it checks. In each chapter's
- * README.md and README.zh.md, the "Build it yourself" section holds, between two markers, the
+ * README.md, README.zh.md and README.ja.md, the "Build it yourself" section holds, between two markers, the
  * chapter's stages, numbered, by the names the grader prints (English in the Chinese README too):
  *
  *   <!-- stages:start -->
@@ -66,7 +66,7 @@ export async function stageLists(root: string) {
     } catch (err) {
       broken = err instanceof Error ? err.message : String(err);
     }
-    for (const name of ['README.md', 'README.zh.md']) {
+    for (const name of ['README.md', 'README.zh.md', 'README.ja.md']) {
       const readme = join(chapter, name);
       const text = readFileSync(join(root, readme), 'utf8');
       const marked = text.includes(START) && text.indexOf(END, text.indexOf(START)) > 0;

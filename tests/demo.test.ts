@@ -61,13 +61,13 @@ afterAll(() => {
 
 /**
  * The lines of a chapter README's *Try it* transcript (the first ```text block of the section, in
- * README.md and README.zh.md) that state what the run prints: the test command, `[round …]`
+ * README.md, README.zh.md and README.ja.md) that state what the run prints: the test command, `[round …]`
  * lines, the sub-agent's cost, a compaction and its figures, the closing `Tests:` line.
  */
 function statedLines(chapter: string): string[] {
   const stated = (file: string) => {
     const readme = readFileSync(join(REPO, chapterFolder(chapter)!, file), 'utf8');
-    const tryIt = readme.slice(readme.search(/^## (Try it|动手试试)$/m));
+    const tryIt = readme.slice(readme.search(/^## (Try it|动手试试|試してみる)$/m));
     const transcript = tryIt.match(/```text\n([\s\S]*?)```/)?.[1] ?? '';
     const figure = (line: string) =>
       line.match(/^\$ node --test.*$/)?.[0] ??
@@ -78,8 +78,10 @@ function statedLines(chapter: string): string[] {
       line.match(/^Tests: .*$/)?.[0];
     return transcript.split('\n').map(figure).filter((line): line is string => line !== undefined);
   };
-  const [en, zh] = [stated('README.md'), stated('README.zh.md')];
-  expect(zh, `${chapter}: README.zh.md's transcript states what README.md's does`).toEqual(en);
+  const en = stated('README.md');
+  for (const name of ['README.zh.md', 'README.ja.md']) {
+    expect(stated(name), `${chapter}: ${name}'s transcript states what README.md's does`).toEqual(en);
+  }
   return en;
 }
 
@@ -91,7 +93,7 @@ function statedLines(chapter: string): string[] {
 function expectAsStated(chapter: string, run: RunResult) {
   // A maintainer check: a reader's exercise solution changes what the chapter sends, and so the
   // figures (helpers/committed.ts).
-  const skip = maintainerSkip(chapterFolder(chapter)!, ['*.ts', 'README.md', 'README.zh.md']);
+  const skip = maintainerSkip(chapterFolder(chapter)!, ['*.ts', 'README.md', 'README.zh.md', 'README.ja.md']);
   if (skip) return console.log(`${chapter}'s Try it figures: ${skip}`);
   const lines = statedLines(chapter);
   expect(lines.length, `${chapter}'s README states figures in its Try it transcript`).toBeGreaterThan(0);
@@ -183,11 +185,13 @@ describe.concurrent('the offline demo model on the sample project', () => {
       const run = await fixIn('s01', { folders: asReader('s01') });
       expectFixed(run);
       expectAsStated('s01', run);
-      // How it works: "input goes from 114 tokens to 2,410 after one `node --test`" (en and zh).
+      // How it works: "input goes from 114 tokens to 2,410 after one `node --test`" (en, zh, ja).
       const rounds = [...run.stderr.matchAll(/\[round \d+ · tokens in (\d+)/g)].map((m) => Number(m[1]));
-      for (const file of ['README.md', 'README.zh.md']) {
+      for (const file of ['README.md', 'README.zh.md', 'README.ja.md']) {
         const readme = readFileSync(join(REPO, 's01_agent_loop', file), 'utf8');
-        const stated = readme.match(/(?:from|从) ([\d,]+) (?:tokens|个 token)[^\n]*?(?:to|到了) ([\d,]+)/);
+        const stated =
+          readme.match(/(?:from|从) ([\d,]+) (?:tokens|个 token)[^\n]*?(?:to|到了) ([\d,]+)/) ??
+          readme.match(/([\d,]+) トークンから ([\d,]+)/);
         expect(stated, `s01/${file} states the input before and after one node --test`).not.toBeNull();
         const [before, after] = stated!.slice(1).map((n) => Number(n.replace(/,/g, '')));
         expect([rounds[0], rounds[1]], `s01/${file}: the first two requests' tokens in`).toEqual([before, after]);

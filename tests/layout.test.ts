@@ -110,6 +110,6 @@ describe.each(READMES)('%s', (name) => {
   const skip = folders.map(([folder, files]) => maintainerSkip(folder, files)).find(Boolean);
   it.skipIf(skip)(skip ? `${title} — ${skip}` : title, () => {
     const stale = `${name}'s table of chapter sizes is stale: run \`npm run lines -- --write\``;
-    expect(shown, stale).toBe(linesTable(REPO, name)); // README.zh.md's is in Chinese
+    expect(shown, stale).toBe(linesTable(REPO, name)); // README.zh.md's in Chinese, README.ja.md's in Japanese
   });
 });

@@ -1,5 +1,5 @@
 /**
- * Every ```ts block in a chapter's README (and README.zh.md) must be a quote of one of that
+ * Every ```ts block in a chapter's README (and README.zh.md, README.ja.md) must be a quote of one of that
  * chapter's .ts files (its exercises/ aside) or of one of the shared runtime files (shared/*.ts
  * without the fake API and the offline model), so the docs cannot drift from the code; and every
  * block in shared/README.md (the runtime's tour) a quote of a file of shared/.
@@ -59,7 +59,7 @@ it('finds chapter READMEs to check', () => expect(chapters.length).toBeGreaterTh
 
 // Each chapter's README, and its Chinese version where there is one (it quotes the same code).
 const readmes = chapters.flatMap((chapter) => {
-  const names = ['README.md', 'README.zh.md'];
+  const names = ['README.md', 'README.zh.md', 'README.ja.md'];
   const present = names.filter((name) => existsSync(join(REPO, chapter, name)));
   return present.map((name) => [chapter, name]);
 });

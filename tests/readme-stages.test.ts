@@ -1,6 +1,7 @@
 /**
  * Each chapter README's stage list (in its "Build it yourself" section, between the markers) is
- * the grader's: the names of tests/stages/sNN.ts, in order, in README.md and README.zh.md alike.
+ * the grader's: the names of tests/stages/sNN.ts, in order, in README.md, README.zh.md and
+ * README.ja.md alike.
  * scripts/stage-lists.ts writes them (`npm run reading -- --write` runs it).
  */
 import { describe, expect, it } from 'vitest';
