@@ -24,6 +24,7 @@ export interface Section {
   offline: string[]; // the <!-- offline examples --> block
   figures: string[]; // sorted
   otherBlocks: number;
+  other: string[]; // the other code blocks (diagrams, file lists, transcripts), whole
   details: number;
 }
 
@@ -31,7 +32,16 @@ export interface Section {
 export function sections(markdown: string): Section[] {
   const out: Section[] = [];
   const section = (heading: string, level: number): Section => {
-    return { heading, level, code: [], offline: [], figures: [], otherBlocks: 0, details: 0 };
+    return {
+      heading,
+      level,
+      code: [],
+      offline: [],
+      figures: [],
+      otherBlocks: 0,
+      other: [],
+      details: 0,
+    };
   };
   let current = section('(top)', 1);
   const lines = markdown.split('\n');
@@ -45,7 +55,10 @@ export function sections(markdown: string): Section[] {
       const before = lines.slice(0, i - body.length - 1).join('\n');
       if (/<!-- offline examples -->\s*$/.test(before)) current.offline.push(block);
       else if (fence[1] === 'ts' || fence[1] === 'sh') current.code.push(block);
-      else current.otherBlocks++;
+      else {
+        current.otherBlocks++;
+        current.other.push(block);
+      }
       current.figures.push(...figures(block));
       continue;
     }
@@ -63,6 +76,9 @@ export function sections(markdown: string): Section[] {
   for (const s of out) s.figures.sort();
   return out;
 }
+
+// Chinese or Japanese text: Han, kana.
+const CJK = /[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff]/;
 
 const count = (list: string[], item: string) => list.filter((x) => x === item).length;
 
@@ -83,8 +99,9 @@ export const languageLine = {
 /**
  * The tests that keep `name` (README.zh.md, README.ja.md) in `folder` in step with README.md:
  * the same sections in the same order, and in each the same ```ts and ```sh blocks, the same
- * offline examples, the same figures, and as many other code blocks and <details> blocks. Prose
- * and diagrams are free to differ; a failure names the section.
+ * offline examples, the same figures, and as many other code blocks and <details> blocks; an
+ * other block left in English (a transcript, say) is the English one. Prose, and the diagrams and
+ * file lists a translation translates, are free to differ; a failure names the section.
  *
  * A maintainer check on the committed files: skipped (with a note) where either README, or one of
  * the chapter's .ts files they quote, has uncommitted changes; `CI=1` forces it.
@@ -128,6 +145,10 @@ export function inStep(folder: string, name: string) {
       `${name} alone has ${alone(b.figures, a.figures)}`;
     expect(b.figures, `the figures ${where} must be the same: ${differ}`).toEqual(a.figures);
     expect(b.otherBlocks, `the number of other code blocks ${where}`).toBe(a.otherBlocks);
+    b.other.forEach((block, k) => {
+      if (CJK.test(block)) return; // a diagram or a file list, translated
+      expect(block, `other code block ${k + 1} ${where}, left in English`).toBe(a.other[k]);
+    });
     expect(b.details, `the number of <details> blocks ${where}`).toBe(a.details);
   });
 }
