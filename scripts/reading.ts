@@ -13,7 +13,7 @@
  * characters: each Han character counts half a word, and any other run of letters or digits a
  * word. In Japanese, words mean nothing: a reader reads about 500 characters (kana and kanji) of
  * technical prose a minute, so each counts 230/500 of a word, and code and Latin words count as
- * in English. Punctuation is not counted. A `<summary>` line (a fold's title) is on the path.
+ * in English. Punctuation and link targets are not counted. A `<summary>` line (a fold's title) is on the path.
  * Reading time: 230 words a minute, rounded up; the limits are the same in every language.
  * tests/readme-reading.test.ts keeps the figures true and the limits kept.
  */
@@ -48,6 +48,9 @@ export function languageOf(readme: string): Language {
  * a kana or kanji counts 230/500 of a word (500 a minute).
  */
 export function countWords(text: string, language: Language = 'en'): number {
+  // A link's target is not read: `[Try it](#try-it)` is two words, `[試してみる](#試してみる)` five
+  // characters.
+  text = text.replace(/\]\([^)\s]*\)/g, ']');
   const wide = language === 'ja' ? KANA_KANJI : HAN;
   const characters = text.match(wide)?.length ?? 0;
   // What is left: runs of anything but white space and CJK punctuation, each a word.

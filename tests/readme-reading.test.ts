@@ -27,6 +27,12 @@ describe('how npm run reading counts', () => {
     expect(languageOf('s01_agent_loop/README.ja.md')).toBe('ja');
   });
 
+  it('does not count a link’s target: a reader reads its text', () => {
+    expect(countWords('[Try it](#try-it) and [`client.ts`](../shared/README.md#clientts)')).toBe(4);
+    expect(countWords('[试试](#试试)', 'zh')).toBe(1);
+    expect(countWords('[試してみる](#試してみる)', 'ja')).toBe(Math.round((5 * 230) / 500));
+  });
+
   it('puts a fold’s body in the folds, nested ones too, and its title on the path', () => {
     const { path, folds } = splitPath(
       'one two\n<details><summary>Why three?</summary>\nfour <details>five</details> six\n</details>\nseven',
