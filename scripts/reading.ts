@@ -50,7 +50,7 @@ export function languageOf(readme: string): Language {
 export function countWords(text: string, language: Language = 'en'): number {
   // A link's target is not read: `[Try it](#try-it)` is two words, `[試してみる](#試してみる)` five
   // characters.
-  text = text.replace(/\]\([^)\s]*\)/g, ']');
+  text = text.replace(/\[([^\]]*)\]\([^)\s]*\)/g, '$1');
   const wide = language === 'ja' ? KANA_KANJI : HAN;
   const characters = text.match(wide)?.length ?? 0;
   // What is left: runs of anything but white space and CJK punctuation, each a word.
