@@ -13,7 +13,7 @@
  * characters: each Han character counts half a word, and any other run of letters or digits a
  * word. In Japanese, words mean nothing: a reader reads about 500 characters (kana and kanji) of
  * technical prose a minute, so each counts 230/500 of a word, and code and Latin words count as
- * in English. Punctuation and link targets are not counted. A `<summary>` line (a fold's title) is on the path.
+ * in English. Punctuation, markup and link targets are not counted. A `<summary>` line (a fold's title) is on the path.
  * Reading time: 230 words a minute, rounded up; the limits are the same in every language.
  * tests/readme-reading.test.ts keeps the figures true and the limits kept.
  */
@@ -33,6 +33,9 @@ const HAN = /[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]/g;
 // Japanese: kanji, 々, hiragana, katakana (ー included) and half-width katakana.
 const KANA_KANJI = /[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\u3005\u3040-\u30ff\uff66-\uff9f]/g;
 const JAPANESE_CHARACTERS_A_MINUTE = 500;
+// `*` or `**` before or after a Han, kana or CJK punctuation character.
+const CJK_TEXT = '[\\u3000-\\u30ff\\u3400-\\u4dbf\\u4e00-\\u9fff\\uf900-\\ufaff\\uff00-\\uffef]';
+const EMPHASIS_BY_WIDE = new RegExp(`\\*{1,2}(?=${CJK_TEXT})|(?<=${CJK_TEXT})\\*{1,2}`, 'g');
 
 export type Language = 'en' | 'zh' | 'ja';
 
@@ -54,6 +57,9 @@ export function countWords(text: string, language: Language = 'en'): number {
   const wide = language === 'ja' ? KANA_KANJI : HAN;
   const characters = text.match(wide)?.length ?? 0;
   // What is left: runs of anything but white space and CJK punctuation, each a word.
+  // Emphasis glued to Chinese or Japanese (`**加粗**`) is markup, as it is glued to a word in
+  // English: it is not a word of its own.
+  text = text.replace(EMPHASIS_BY_WIDE, '');
   const rest = text.replace(wide, ' ').split(/[\s\u3000-\u303f\uff00-\uffef]+/).filter(Boolean);
   const perWord = language === 'ja' ? JAPANESE_CHARACTERS_A_MINUTE / WORDS_A_MINUTE : 2;
   return rest.length + Math.round(characters / perWord);

@@ -33,6 +33,12 @@ describe('how npm run reading counts', () => {
     expect(countWords('[試してみる](#試してみる)', 'ja')).toBe(Math.round((5 * 230) / 500));
   });
 
+  it('does not count the markup around Chinese or Japanese text', () => {
+    expect(countWords('**加粗** 和 *斜体*', 'zh')).toBe(3);
+    expect(countWords('**太字**', 'ja')).toBe(1);
+    expect(countWords('a **bold** word — here')).toBe(5);
+  });
+
   it('puts a fold’s body in the folds, nested ones too, and its title on the path', () => {
     const { path, folds } = splitPath(
       'one two\n<details><summary>Why three?</summary>\nfour <details>five</details> six\n</details>\nseven',
