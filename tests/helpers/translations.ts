@@ -26,6 +26,8 @@ export interface Section {
   otherBlocks: number;
   other: string[]; // the other code blocks (diagrams, file lists, transcripts), whole
   details: number;
+  web: string[]; // the targets of its links to the web, sorted
+  links: number; // its other links (to a heading, a file, a README), the glossary's aside
 }
 
 /** A README cut at its ## and ### headings (ignoring headings inside code blocks). */
@@ -41,6 +43,8 @@ export function sections(markdown: string): Section[] {
       otherBlocks: 0,
       other: [],
       details: 0,
+      web: [],
+      links: 0,
     };
   };
   let current = section('(top)', 1);
@@ -69,11 +73,18 @@ export function sections(markdown: string): Section[] {
       continue;
     }
     if (/<details>/.test(line)) current.details++;
+    for (const [, target] of line.replace(/`[^`]*`/g, '').matchAll(/\]\(([^)\s]*)\)/g)) {
+      if (/^https?:/.test(target)) current.web.push(target);
+      else if (!/glossary\.\w\w\.md$/.test(target)) current.links++;
+    }
     // Link targets hold issue numbers.
     current.figures.push(...figures(line.replace(/\]\([^)]*\)/g, ']')));
   }
   out.push(current);
-  for (const s of out) s.figures.sort();
+  for (const s of out) {
+    s.figures.sort();
+    s.web.sort();
+  }
   return out;
 }
 
@@ -99,7 +110,8 @@ export const languageLine = {
 /**
  * The tests that keep `name` (README.zh.md, README.ja.md) in `folder` in step with README.md:
  * the same sections in the same order, and in each the same ```ts and ```sh blocks, the same
- * offline examples, the same figures, and as many other code blocks and <details> blocks; an
+ * offline examples, the same figures and web links, as many other code blocks, <details> blocks
+ * and other links (a contents line's, a README's: their targets are translated); an
  * other block left in English (a transcript, say) is the English one. Prose, and the diagrams and
  * file lists a translation translates, are free to differ; a failure names the section.
  *
@@ -150,6 +162,8 @@ export function inStep(folder: string, name: string) {
       expect(block, `other code block ${k + 1} ${where}, left in English`).toBe(a.other[k]);
     });
     expect(b.details, `the number of <details> blocks ${where}`).toBe(a.details);
+    expect(b.web, `the links to the web ${where}`).toEqual(a.web);
+    expect(b.links, `the number of links to a heading, a file or a README ${where}`).toBe(a.links);
   });
 }
 
