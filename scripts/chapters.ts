@@ -11,12 +11,16 @@
  *   chapterFolder('s02')  's02_tools' (or undefined: there is no such chapter)
  *   chapterCode('s02')    '<repo>/s02_tools/code.ts' (or it throws)
  *   chapterFlags('s04_session')  { prompt: { type: 'string', short: 'p' }, continue: …, … }
+ *   EDITIONS              ['README.md', 'README.zh.md', 'README.ja.md']
  */
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 export const REPO = resolve(dirname(fileURLToPath(import.meta.url)), '..');
+
+/** The editions of every README, English first: each README.md has the other two beside it. */
+export const EDITIONS = ['README.md', 'README.zh.md', 'README.ja.md'];
 
 /** The chapter folders, e.g. ['s01_agent_loop', 's02_tools']. */
 export function chapters(): string[] {

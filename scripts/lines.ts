@@ -14,6 +14,7 @@ import { diffLines } from 'diff';
 import { existsSync, readFileSync, realpathSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { EDITIONS } from './chapters.ts';
 import { languageOf } from './reading.ts';
 import { chapterFiles, chapterFolders, checkLimits, countLines } from '../tests/helpers/layout.ts';
 import { runtimeFiles } from '../tests/helpers/layout.ts';
@@ -101,7 +102,8 @@ const WORDS = {
       'どれも前の章との比較です。*読む行*は新しいファイルの行数と、変更したファイルに加わった行数の',
       '合計、*削除*は変更したファイルから消えた行数です。',
       '',
-      `共有のランタイム（shared/*.ts。フェイク API、オフラインのデモモデル、トレースは除く）：${runtime} 行。`,
+      '共有のランタイム（shared/*.ts。フェイク API、オフラインのデモモデル、トレースは除く）：'
+        + `${runtime} 行。`,
     ],
   },
 };
@@ -136,8 +138,6 @@ function withTable(readme: string, table: string): string {
   return `${readme.slice(0, start)}\n${table}\n${readme.slice(readme.indexOf(END, start))}`;
 }
 
-/** The READMEs at the top of the repo that have the markers. */
-export const READMES = ['README.md', 'README.zh.md', 'README.ja.md'];
 
 function main() {
   const args = process.argv.slice(2);
@@ -150,7 +150,7 @@ function main() {
   console.log(linesTable(ROOT));
 
   if (args.includes('--write')) {
-    const marked = READMES.filter((name) => {
+    const marked = EDITIONS.filter((name) => {
       const path = join(ROOT, name);
       return existsSync(path) && tableInReadme(readFileSync(path, 'utf8')) !== undefined;
     });

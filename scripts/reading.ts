@@ -13,15 +13,16 @@
  * characters: each Han character counts half a word, and any other run of letters or digits a
  * word. In Japanese, words mean nothing: a reader reads about 500 characters (kana and kanji) of
  * technical prose a minute, so each counts 230/500 of a word, and code and Latin words count as
- * in English. Punctuation, markup and link targets are not counted. A `<summary>` line (a fold's title) is on the path.
- * Reading time: 230 words a minute, rounded up; the limits are the same in every language.
- * tests/readme-reading.test.ts keeps the figures true and the limits kept.
+ * in English. Punctuation, markup and link targets are not counted. A `<summary>` line (a fold's
+ * title) is on the path. Reading time: 230 words a minute, rounded up; the limits are the same
+ * in every language. tests/readme-reading.test.ts keeps the figures true and the limits kept.
  */
 import { accessSync, constants as fs, existsSync, readdirSync, readFileSync, realpathSync }
   from 'node:fs';
 import { statSync, writeFileSync } from 'node:fs';
 import { basename, dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { EDITIONS } from './chapters.ts';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const WORDS_A_MINUTE = 230;
@@ -110,8 +111,7 @@ export function measure(root: string, readme: string): Reading {
 export function readmes(root: string): string[] {
   const chapters = readdirSync(root).filter((d) => /^s\d\d_/.test(d)).sort();
   const folders = ['.', 'shared', ...chapters];
-  const names = ['README.md', 'README.zh.md', 'README.ja.md'];
-  return folders.flatMap((f) => names.map((n) => join(f, n)));
+  return folders.flatMap((f) => EDITIONS.map((n) => join(f, n)));
 }
 
 /** Why `readme` cannot be measured, in a few words; undefined if it can be. */
@@ -140,7 +140,8 @@ export function overLimits(r: Reading): string[] {
 // ── Where the READMEs show the figures ───────────────────────────────────────────────────────
 // A chapter README: a line that starts "*Reading time: about N minutes" (English) or
 // "*阅读时间：约 N 分钟" (Chinese) or "*読了時間：約 N 分" (Japanese), under its title.
-export const TIME_LINE = /(\*(?:Reading time: about|阅读时间：约|読了時間：約) )(\d+)( (?:minutes?|分钟|分))/;
+export const TIME_LINE =
+  /(\*(?:Reading time: about|阅读时间：约|読了時間：約) )(\d+)( (?:minutes?|分钟|分))/;
 
 /**
  * A row of the top README's table of chapters that ends with the chapter's reading time:

@@ -1,8 +1,9 @@
 /**
  * The stage lists in the chapter READMEs, made from the grader's own stages (tests/stages/sNN.ts),
  * so that what a README says `npm run grade sNN` checks is what it checks. In each chapter's
- * README.md, README.zh.md and README.ja.md, the "Build it yourself" section holds, between two markers, the
- * chapter's stages, numbered, by the names the grader prints (English in the Chinese README too):
+ * README.md, README.zh.md and README.ja.md, the "Build it yourself" section holds, between two
+ * markers, the chapter's stages, numbered, by the names the grader prints (English in the
+ * translations too):
  *
  *   <!-- stages:start -->
  *   1. a prompt gets an answer
@@ -18,7 +19,7 @@
 import { existsSync, readFileSync, realpathSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import { chapters, REPO } from './chapters.ts';
+import { chapters, EDITIONS, REPO } from './chapters.ts';
 
 export const START = '<!-- stages:start -->';
 export const END = '<!-- stages:end -->';
@@ -66,7 +67,7 @@ export async function stageLists(root: string) {
     } catch (err) {
       broken = err instanceof Error ? err.message : String(err);
     }
-    for (const name of ['README.md', 'README.zh.md', 'README.ja.md']) {
+    for (const name of EDITIONS) {
       const readme = join(chapter, name);
       const text = readFileSync(join(root, readme), 'utf8');
       const marked = text.includes(START) && text.indexOf(END, text.indexOf(START)) > 0;

@@ -14,7 +14,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { chapterFolder, REPO } from '../scripts/chapters.ts';
+import { chapterFolder, EDITIONS, REPO } from '../scripts/chapters.ts';
 import { readTestRun } from '../shared/offline/outputs.ts';
 import { maintainerSkip } from './helpers/committed.ts';
 import { copyDemo, DEMO, DEMO_ENV, demoCopy, edit, FIX, nodeTest, runDemo, varyDemo } from './helpers/demo.ts';
@@ -61,7 +61,7 @@ afterAll(() => {
 
 /**
  * The lines of a chapter README's *Try it* transcript (the first ```text block of the section, in
- * README.md, README.zh.md and README.ja.md) that state what the run prints: the test command, `[round …]`
+ * every edition of the README) that state what the run prints: the test command, `[round …]`
  * lines, the sub-agent's cost, a compaction and its figures, the closing `Tests:` line.
  */
 function statedLines(chapter: string): string[] {
@@ -79,8 +79,9 @@ function statedLines(chapter: string): string[] {
     return transcript.split('\n').map(figure).filter((line): line is string => line !== undefined);
   };
   const en = stated('README.md');
-  for (const name of ['README.zh.md', 'README.ja.md']) {
-    expect(stated(name), `${chapter}: ${name}'s transcript states what README.md's does`).toEqual(en);
+  for (const name of EDITIONS.slice(1)) {
+    const why = `${chapter}: ${name}'s transcript states what README.md's does`;
+    expect(stated(name), why).toEqual(en);
   }
   return en;
 }
@@ -93,7 +94,7 @@ function statedLines(chapter: string): string[] {
 function expectAsStated(chapter: string, run: RunResult) {
   // A maintainer check: a reader's exercise solution changes what the chapter sends, and so the
   // figures (helpers/committed.ts).
-  const skip = maintainerSkip(chapterFolder(chapter)!, ['*.ts', 'README.md', 'README.zh.md', 'README.ja.md']);
+  const skip = maintainerSkip(chapterFolder(chapter)!, ['*.ts', ...EDITIONS]);
   if (skip) return console.log(`${chapter}'s Try it figures: ${skip}`);
   const lines = statedLines(chapter);
   expect(lines.length, `${chapter}'s README states figures in its Try it transcript`).toBeGreaterThan(0);
@@ -187,7 +188,7 @@ describe.concurrent('the offline demo model on the sample project', () => {
       expectAsStated('s01', run);
       // How it works: "input goes from 114 tokens to 2,410 after one `node --test`" (en, zh, ja).
       const rounds = [...run.stderr.matchAll(/\[round \d+ · tokens in (\d+)/g)].map((m) => Number(m[1]));
-      for (const file of ['README.md', 'README.zh.md', 'README.ja.md']) {
+      for (const file of EDITIONS) {
         const readme = readFileSync(join(REPO, 's01_agent_loop', file), 'utf8');
         const stated =
           readme.match(/(?:from|从) ([\d,]+) (?:tokens|个 token)[^\n]*?(?:to|到了) ([\d,]+)/) ??

@@ -23,7 +23,8 @@ import { rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { linesTable, READMES, tableInReadme } from '../scripts/lines.ts';
+import { EDITIONS } from '../scripts/chapters.ts';
+import { linesTable, tableInReadme } from '../scripts/lines.ts';
 import { maintainerSkip } from './helpers/committed.ts';
 import { chapterFolders, checkFileList, checkImports, checkModuleState } from './helpers/layout.ts';
 import { checkOtherFiles, checkRuntime, checkSizes } from './helpers/layout.ts';
@@ -96,7 +97,8 @@ it('the fake API depends on no file of the offline model (which is built on it)'
   expect(wrong, 'these import from shared/offline* ').toEqual([]);
 });
 
-describe.each(READMES)('%s', (name) => {
+// The top README of each edition, where the markers are.
+describe.each(EDITIONS)('%s', (name) => {
   const path = join(REPO, name);
   const shown = existsSync(path) ? tableInReadme(readFileSync(path, 'utf8')) : undefined;
   const title = 'the table of chapter sizes is up to date';
@@ -110,6 +112,6 @@ describe.each(READMES)('%s', (name) => {
   const skip = folders.map(([folder, files]) => maintainerSkip(folder, files)).find(Boolean);
   it.skipIf(skip)(skip ? `${title} — ${skip}` : title, () => {
     const stale = `${name}'s table of chapter sizes is stale: run \`npm run lines -- --write\``;
-    expect(shown, stale).toBe(linesTable(REPO, name)); // README.zh.md's in Chinese, README.ja.md's in Japanese
+    expect(shown, stale).toBe(linesTable(REPO, name)); // in the README's own language
   });
 });

@@ -9,6 +9,8 @@ import { existsSync, readFileSync, statSync } from 'node:fs';
 import { dirname, join, relative } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { folders } from './helpers/translations.ts';
+import { EDITIONS } from '../scripts/chapters.ts';
+import { languageOf } from '../scripts/reading.ts';
 import { REPO } from './helpers/run-chapter.ts';
 
 /** The anchor GitHub gives a heading: lower case, punctuation out, spaces to hyphens. */
@@ -53,7 +55,7 @@ export function links(markdown: string): [number, string, string][] {
 /** What is wrong with each link of `page` (a path under REPO), as "line N: target: why". */
 export function brokenLinks(page: string): string[] {
   const text = readFileSync(join(REPO, page), 'utf8');
-  const language = page.match(/\.(zh|ja)\.md$/)?.[1];
+  const language = languageOf(page);
   const problems: string[] = [];
   for (const [line, target, label] of links(text)) {
     if (/^[a-z]+:/i.test(target)) continue; // https:, mailto:
@@ -64,18 +66,17 @@ export function brokenLinks(page: string): string[] {
       problems.push(`${where}: no such file`);
       continue;
     }
-    const readme = statSync(file).isDirectory() ? join(file, 'README.md') : file;
+    // A folder's page is its README.md.
+    const shown = statSync(file).isDirectory() ? join(file, 'README.md') : file;
     // The language links lead to the English one on purpose.
-    if (language && /(^|\/)README\.md$/.test(readme) && !/English/.test(label)) {
-      const twin = readme.replace(/README\.md$/, `README.${language}.md`);
+    if (language !== 'en' && /(^|\/)README\.md$/.test(shown) && !/English/.test(label)) {
+      const twin = shown.replace(/README\.md$/, `README.${language}.md`);
       if (existsSync(twin)) problems.push(`${where}: link ${relative(REPO, twin)}`);
     }
-    if (anchor === undefined) continue;
-    if (!file.endsWith('.md') && !statSync(file).isDirectory()) continue;
-    const page2 = statSync(file).isDirectory() ? join(file, 'README.md') : file;
-    const known = existsSync(page2) ? anchors(readFileSync(page2, 'utf8')) : new Set<string>();
+    if (anchor === undefined || !shown.endsWith('.md')) continue;
+    const known = existsSync(shown) ? anchors(readFileSync(shown, 'utf8')) : new Set<string>();
     if (!known.has(decodeURIComponent(anchor))) {
-      problems.push(`${where}: no heading with that anchor in ${relative(REPO, page2)}`);
+      problems.push(`${where}: no heading with that anchor in ${relative(REPO, shown)}`);
     }
   }
   return problems;
@@ -87,19 +88,24 @@ describe('how links are checked', () => {
     expect(slug('### 1. The `agent` tool'.replace(/^#+ /, ''))).toBe('1-the-agent-tool');
     expect(slug('Offline, no key needed')).toBe('offline-no-key-needed');
     expect([...anchors('# A\n## Try it\n```\n# not\n```\n## Try it')]).toEqual([
-      'a', 'try-it', 'try-it-1',
+      'a',
+      'try-it',
+      'try-it-1',
     ]);
   });
 
   it('reads the links outside inline code', () => {
     const text = '[a](../nowhere.md) [b](#no-such-heading) [c](../README.md) `[d](x)`';
-    expect(links(text).map(([, t]) => t)).toEqual(['../nowhere.md', '#no-such-heading',
-      '../README.md']);
+    expect(links(text).map(([, t]) => t)).toEqual([
+      '../nowhere.md',
+      '#no-such-heading',
+      '../README.md',
+    ]);
   });
 });
 
 const pages = folders
-  .flatMap((f) => ['README.md', 'README.zh.md', 'README.ja.md'].map((n) => join(f, n)))
+  .flatMap((f) => EDITIONS.map((n) => join(f, n)))
   .concat(['docs/glossary.zh.md', 'docs/glossary.ja.md', 'CONTRIBUTING.md'])
   .filter((page) => existsSync(join(REPO, page)));
 

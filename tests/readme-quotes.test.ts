@@ -1,5 +1,5 @@
 /**
- * Every ```ts block in a chapter's README (and README.zh.md, README.ja.md) must be a quote of one of that
+ * Every ```ts block in a chapter's README (each edition) must be a quote of one of that
  * chapter's .ts files (its exercises/ aside) or of one of the shared runtime files (shared/*.ts
  * without the fake API and the offline model), so the docs cannot drift from the code; and every
  * block in shared/README.md (the runtime's tour) a quote of a file of shared/.
@@ -15,6 +15,7 @@ import { join, posix } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { maintainerSkip } from './helpers/committed.ts';
 import { runtimeFiles } from './helpers/layout.ts';
+import { EDITIONS } from '../scripts/chapters.ts';
 import { REPO } from './helpers/run-chapter.ts';
 
 // Each chapter's README, and shared/'s (the runtime's tour, which quotes shared/*.ts).
@@ -57,10 +58,9 @@ function piecesFound(code: string[], pieces: string[][]): number {
 
 it('finds chapter READMEs to check', () => expect(chapters.length).toBeGreaterThan(0));
 
-// Each chapter's README, and its Chinese version where there is one (it quotes the same code).
+// Each chapter's README, in each edition there is (they quote the same code).
 const readmes = chapters.flatMap((chapter) => {
-  const names = ['README.md', 'README.zh.md', 'README.ja.md'];
-  const present = names.filter((name) => existsSync(join(REPO, chapter, name)));
+  const present = EDITIONS.filter((name) => existsSync(join(REPO, chapter, name)));
   return present.map((name) => [chapter, name]);
 });
 

@@ -10,6 +10,7 @@ import { describe, expect, it } from 'vitest';
 import { countWords, languageOf, measure, overLimits, reading, readmes, splitPath, TIME_LINE }
   from '../scripts/reading.ts';
 import { withReadingTimes } from '../scripts/reading.ts';
+import { EDITIONS } from '../scripts/chapters.ts';
 import { REPO, chapters } from './helpers/run-chapter.ts';
 
 describe('how npm run reading counts', () => {
@@ -63,13 +64,15 @@ describe.each(readmes(REPO))('%s', (readme) => {
 
   if (!/^README\.(\w\w\.)?md$/.test(readme)) {
     it('says under its title how long its path takes to read', () => {
-      expect(text, 'a line "*Reading time: about N minutes …*" (中文: "*阅读时间：约 N 分钟…*", 日本語: "*読了時間：約 N 分…*")').toMatch(TIME_LINE);
+      const line = 'a line "*Reading time: about N minutes …*" (中文: "*阅读时间：约 N 分钟…*", '
+        + '日本語: "*読了時間：約 N 分…*")';
+      expect(text, line).toMatch(TIME_LINE);
     });
   }
 });
 
 it('the top README’s table shows every chapter’s reading time', () => {
-  for (const name of ['README.md', 'README.zh.md', 'README.ja.md']) {
+  for (const name of EDITIONS) {
     const text = readFileSync(join(REPO, name), 'utf8');
     for (const chapter of chapters()) {
       const row = new RegExp(`^\\| \\[${chapter}\\]\\(.*\\| \\d+ (min|分钟|分) \\|$`, 'm');
@@ -83,8 +86,7 @@ describe('npm run reading when a README is missing or is not a file', () => {
   // Chinese and Japanese; the chapter's English one a folder, its Chinese one deleted, its
   // Japanese one there.
   const root = mkdtempSync(join(tmpdir(), 'lah-reading-'));
-  const names = ['README.md', 'README.zh.md', 'README.ja.md'];
-  const present = ['.', 'shared'].flatMap((f) => names.map((n) => join(f, n)));
+  const present = ['.', 'shared'].flatMap((f) => EDITIONS.map((n) => join(f, n)));
   for (const readme of [...present, 's01_loop/README.ja.md']) {
     mkdirSync(join(root, dirname(readme)), { recursive: true });
     writeFileSync(join(root, readme), 'A short README.\n');
