@@ -12,9 +12,9 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { folders, inStep, languageLine, prose, refusedWords, wordPattern }
+import { allowedWords, folders, glossaryOwnWords, inStep, languageLine, prose }
   from './helpers/translations.ts';
-import type { Refused } from './helpers/translations.ts';
+import { refusedIn, refusedWords } from './helpers/translations.ts';
 import { REPO } from './helpers/run-chapter.ts';
 
 describe.each(folders)('%s: README.ja.md is in step with README.md', (folder) => {
@@ -25,34 +25,6 @@ describe.each(folders)('%s: README.ja.md is in step with README.md', (folder) =>
 });
 
 const GLOSSARY = join(REPO, 'docs', 'glossary.ja.md');
-
-/** Every term the glossary's 使う column allows, split at 、. */
-function allowedWords(glossary: string): string[] {
-  const rows = glossary.split('\n').filter((line) => /^\|.*\|\s*$/.test(line));
-  return rows.flatMap((row) => {
-    const cells = row.split('|').slice(1, -1).map((c) => c.trim());
-    return cells.length === 3 ? cells[1].split('、').filter(Boolean) : [];
-  });
-}
-
-/**
- * Each refused word used in `markdown`'s prose, as "line N: word (use …)". A refused word that is
- * part of an allowed one (ハンドラ in ハンドラー, サーバ in サーバー) is looked for with the allowed
- * ones blanked out first.
- */
-export function glossaryMisses(markdown: string, refused: Refused[], allowed: string[]): string[] {
-  const lines = prose(markdown);
-  const misses: string[] = [];
-  for (const { word, use } of refused) {
-    const pattern = wordPattern(word);
-    const longer = allowed.filter((a) => a !== word && wordPattern(word).test(a));
-    lines.forEach((line, i) => {
-      const blanked = longer.reduce((text, a) => text.replace(wordPattern(a, 'gi'), ' '), line);
-      if (pattern.test(blanked)) misses.push(`line ${i + 1}: ${word} (use ${use})`);
-    });
-  }
-  return misses;
-}
 
 // A Japanese character: kana, kanji, the long-vowel mark.
 const JA = '[\\u3040-\\u30ff\\u3400-\\u4dbf\\u4e00-\\u9fff]';
@@ -88,13 +60,21 @@ describe('the Japanese READMEs use the glossary (docs/glossary.ja.md)', () => {
     expect(words, 'the 使わない column of its table of concepts').toEqual(
       expect.arrayContaining(['子エージェント', 'コンテクストウィンドウ', 'ハンドラ', 'フォルダ']),
     );
-    expect(allowed).toEqual(expect.arrayContaining(['エージェント', 'サブエージェント',
-      'コンテキストウィンドウ', 'プロンプトキャッシュ', 'ツール呼び出し']));
+    expect(allowed).toEqual(
+      expect.arrayContaining([
+        'エージェント',
+        'サブエージェント',
+        'コンテキストウィンドウ',
+        'プロンプトキャッシュ',
+        'ツール呼び出し',
+      ]),
+    );
   });
 
   it('finds a refused word in prose, not in code, and not inside an allowed one', () => {
-    const text = 'ハンドラーは `ハンドラ` を呼びます。\n```sh\nls フォルダ\n```\nハンドラとフォルダー';
-    expect(glossaryMisses(text, refused, allowed).sort()).toEqual([
+    const text =
+      'ハンドラーは `ハンドラ` を呼びます。\n```sh\nls フォルダ\n```\nハンドラとフォルダー';
+    expect(refusedIn(text, refused, allowed).sort()).toEqual([
       'line 5: ハンドラ (use ハンドラー)',
       'line 5: フォルダ (use ディレクトリ)',
       'line 5: フォルダー (use ディレクトリ)',
@@ -102,8 +82,9 @@ describe('the Japanese READMEs use the glossary (docs/glossary.ja.md)', () => {
   });
 
   it('finds a sentence out of です・ます, and ASCII punctuation after Japanese', () => {
-    const text = 'これはループである。\n`x` を返します。\n「直して」と頼むだけです。\n次に,\n'
-      + '**書き換えない。** 追記します。\n*書き換えない。*';
+    const text =
+      'これはループである。\n`x` を返します。\n「直して」と頼むだけです。\n次に,\n' +
+      '**書き換えない。** 追記します。\n*書き換えない。*';
     expect(styleMisses(text)).toEqual([
       'line 1: "である" (です・ます throughout)',
       'line 4: "に," (full-width 、。：（）)',
@@ -119,7 +100,7 @@ describe('the Japanese READMEs use the glossary (docs/glossary.ja.md)', () => {
 
   it.each(present)('%s/README.ja.md uses the glossary’s words', (f) => {
     const text = readFileSync(join(REPO, f, 'README.ja.md'), 'utf8');
-    expect(glossaryMisses(text, refused, allowed), 'words docs/glossary.ja.md refuses').toEqual([]);
+    expect(refusedIn(text, refused, allowed), 'words docs/glossary.ja.md refuses').toEqual([]);
   });
 
   it.each(present)('%s/README.ja.md is written in です・ます, with full-width punctuation', (f) => {
@@ -128,10 +109,8 @@ describe('the Japanese READMEs use the glossary (docs/glossary.ja.md)', () => {
   });
 
   it('the glossary itself uses its words (its 使わない column aside)', () => {
-    const own = glossary.split('\n').map((line) => {
-      return /^\|.*\|\s*$/.test(line) ? line.replace(/\|[^|]*\|\s*$/, '|') : line;
-    });
-    expect(glossaryMisses(own.join('\n'), refused, allowed)).toEqual([]);
-    expect(styleMisses(own.join('\n'))).toEqual([]);
+    const own = glossaryOwnWords(glossary);
+    expect(refusedIn(own, refused, allowed)).toEqual([]);
+    expect(styleMisses(own)).toEqual([]);
   });
 });

@@ -172,11 +172,8 @@ export interface Refused {
   use: string; // 子代理
 }
 
-/**
- * A glossary's refused words: the third column of its table of concepts (English | use |
- * refused), split at 、; a cell of — refuses nothing.
- */
-export function refusedWords(glossary: string): Refused[] {
+/** A glossary's table of concepts (English | use | refused), a row a concept; — refuses nothing. */
+export function glossaryRows(glossary: string): { use: string; refused: string[] }[] {
   const rows = glossary.split('\n').filter((line) => /^\|.*\|\s*$/.test(line));
   return rows.flatMap((row) => {
     const cells = row
@@ -184,8 +181,22 @@ export function refusedWords(glossary: string): Refused[] {
       .slice(1, -1)
       .map((c) => c.trim());
     if (cells.length !== 3 || /^:?-+:?$/.test(cells[0]) || cells[0] === 'English') return [];
-    const words = cells[2].split('、').filter((w) => w && w !== '—');
-    return words.map((word) => ({ word, use: cells[1] }));
+    return [{ use: cells[1], refused: cells[2].split('、').filter((w) => w && w !== '—') }];
+  });
+}
+
+/** A glossary as its own prose: every table row without its last column (the refused words). */
+export function glossaryOwnWords(glossary: string): string {
+  const lines = glossary.split('\n').map((line) => {
+    return /^\|.*\|\s*$/.test(line) ? line.replace(/\|[^|]*\|\s*$/, '|') : line;
+  });
+  return lines.join('\n');
+}
+
+/** A glossary's refused words: the third column of its table of concepts, split at 、. */
+export function refusedWords(glossary: string): Refused[] {
+  return glossaryRows(glossary).flatMap(({ use, refused }) => {
+    return refused.map((word) => ({ word, use }));
   });
 }
 
@@ -209,4 +220,28 @@ export function prose(markdown: string): string[] {
 export function wordPattern(word: string, flags = 'i'): RegExp {
   const parts = word.split(/\s+/).map((p) => p.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'));
   return new RegExp(parts.join('\\s*'), flags);
+}
+
+/** Every term a glossary's second column allows, split at 、. */
+export function allowedWords(glossary: string): string[] {
+  return glossaryRows(glossary).flatMap((row) => row.use.split('、').filter(Boolean));
+}
+
+/**
+ * Each refused word used in `markdown`'s prose, as "line N: word (use …)". "子 agent" also finds
+ * 子agent and 子 Agent. A refused word that is part of an allowed one (ハンドラ in ハンドラー, サーバ
+ * in サーバー) is looked for with the allowed ones blanked out first.
+ */
+export function refusedIn(markdown: string, refused: Refused[], allowed: string[]): string[] {
+  const lines = prose(markdown);
+  const misses: string[] = [];
+  for (const { word, use } of refused) {
+    const pattern = wordPattern(word);
+    const longer = allowed.filter((a) => a !== word && pattern.test(a));
+    lines.forEach((line, i) => {
+      const blanked = longer.reduce((text, a) => text.replace(wordPattern(a, 'gi'), ' '), line);
+      if (pattern.test(blanked)) misses.push(`line ${i + 1}: ${word} (use ${use})`);
+    });
+  }
+  return misses;
 }
